@@ -1,0 +1,208 @@
+#include "core/config/config.h"
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "core/common/error.h"
+#include "core/common/sha256.h"
+#include "core/config/schema.h"
+
+namespace moxlab {
+
+namespace {
+
+constexpr double kBig = 1e15;
+
+// The one place where option structs meet their TOML keys, ranges and help texts.
+Schema bind(Config& c) {
+  Schema s;
+  s.add("run.name", c.run.name, {}, "run name shown in the store and the viewer");
+  s.add("run.kind", c.run.kind, {}, "run kind recorded in the store (train, eval, import, ...)");
+  s.add("run.out_dir", c.run.out_dir, {}, "directory under which run directories are created");
+  s.add("run.store", c.run.store, {}, "SQLite run store path");
+
+  auto& m = c.model;
+  s.add("model.vocab_size", m.vocab_size, 0, 1 << 22, "vocabulary size (0: from the tokenizer)");
+  s.add("model.dim", m.dim, 8, 1 << 16, "model dimension d");
+  s.add("model.n_layers", m.n_layers, 1, 512, "number of decoder blocks");
+  s.add("model.n_heads", m.n_heads, 1, 1024, "attention heads");
+  s.add("model.n_kv_heads", m.n_kv_heads, 1, 1024, "key/value heads (grouped-query attention)");
+  s.add("model.ffn_hidden", m.ffn_hidden, 0, 1 << 20, "SwiGLU hidden size (0: LLaMA 8/3 rule)");
+  s.add("model.multiple_of", m.multiple_of, 1, 4096, "rounding of the automatic FFN hidden size");
+  s.add("model.max_seq_len", m.max_seq_len, 2, 1 << 20, "longest sequence (RoPE table length)");
+  s.add("model.norm_eps", m.norm_eps, 1e-12, 1e-1, "RMSNorm epsilon");
+  s.add("model.rope_theta", m.rope_theta, 1.0, 1e9, "RoPE base");
+  s.add("model.tie_embeddings", m.tie_embeddings, "share the token embedding with the output head");
+  s.add("model.qkv_bias", m.qkv_bias, "bias on Q/K/V projections (Qwen2 style)");
+  s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
+  s.add("model.attention", m.attention, {"dense"}, "attention kind");
+  s.add("model.ffn", m.ffn, {"dense"}, "FFN kind");
+
+  auto& d = c.data;
+  s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
+  s.add("data.extra", d.extra, "extra corpora as DOMAIN=PATH");
+  s.add("data.jsonl_field", d.jsonl_field, {}, "text field of jsonl corpora");
+  s.add("data.tokenizer", d.tokenizer, {}, "bpe (train) or KIND:PATH");
+  s.add("data.bpe_vocab_size", d.bpe_vocab_size, 257, 1 << 20, "vocab size of the trained BPE");
+  s.add("data.bpe_train_bytes", d.bpe_train_bytes, 1000, kBig, "train-split bytes used to train the BPE");
+  s.add("data.domain_cap_bytes", d.domain_cap_bytes, 1000, kBig, "per-domain size cap of the default corpus");
+  s.add("data.val_fraction", d.val_fraction, 0.001, 0.5, "validation share of each domain");
+  s.add("data.split_seed", d.split_seed, 0, kBig, "seed of the train/val split");
+  s.add("data.cache_dir", d.cache_dir, {}, "where tokenised shards are cached");
+
+  auto& t = c.train;
+  s.add("train.seed", t.seed, 0, kBig, "seed of init and data order");
+  s.add("train.batch_size", t.batch_size, 1, 1 << 16, "sequences per micro-batch");
+  s.add("train.seq_len", t.seq_len, 2, 1 << 20, "tokens per training sequence");
+  s.add("train.grad_accum", t.grad_accum, 1, 1 << 16, "micro-batches per step");
+  s.add("train.max_steps", t.max_steps, 1, kBig, "optimiser steps");
+  s.add("train.lr", t.lr, 0.0, 10.0, "peak learning rate");
+  s.add("train.min_lr_ratio", t.min_lr_ratio, 0.0, 1.0, "cosine floor / peak");
+  s.add("train.warmup_steps", t.warmup_steps, 0, kBig, "linear warmup steps");
+  s.add("train.weight_decay", t.weight_decay, 0.0, 10.0, "AdamW decoupled weight decay");
+  s.add("train.beta1", t.beta1, 0.0, 0.999999, "AdamW beta1");
+  s.add("train.beta2", t.beta2, 0.0, 0.999999999, "AdamW beta2");
+  s.add("train.adam_eps", t.adam_eps, 0.0, 1.0, "AdamW epsilon");
+  s.add("train.grad_clip", t.grad_clip, 0.0, 1e6, "global gradient-norm clip (0: off)");
+  s.add("train.eval_every", t.eval_every, 0, kBig, "steps between validation passes");
+  s.add("train.eval_tokens", t.eval_tokens, 1, kBig, "validation tokens per domain per pass");
+  s.add("train.checkpoint_every", t.checkpoint_every, 1, kBig, "steps between checkpoints");
+  s.add("train.log_every", t.log_every, 1, kBig, "steps between metric rows");
+  s.add("train.threads", t.threads, 0, 4096, "LibTorch threads (0: all cores)");
+  s.add("train.device", t.device, {}, "cpu, cuda, cuda:N");
+
+  auto& e = c.eval;
+  s.add("eval.tasks", e.tasks, "zero-shot tasks (empty: all)");
+  s.add("eval.limit", e.limit, 0, kBig, "first N items per task (0: all)");
+  s.add("eval.batch_size", e.batch_size, 1, 1 << 16, "sequences per forward pass");
+  s.add("eval.wikitext", e.wikitext, "WikiText-2 test perplexity");
+  s.add("eval.max_val_tokens", e.max_val_tokens, 0, kBig, "per-domain val tokens for perplexity (0: all)");
+  return s;
+}
+
+void flatten(const toml::table& table, const std::string& prefix, const Schema& schema, const std::string& origin) {
+  for (const auto& [k, node] : table) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = node.as_table()) {
+      flatten(*sub, key, schema, origin);
+      continue;
+    }
+    const FieldSpec& f = schema.at(key);  // unknown key → Error
+    ConfigValue v;
+    if (auto i = node.value_exact<std::int64_t>()) v = *i;
+    else if (auto d = node.value_exact<double>()) v = *d;
+    else if (auto b = node.value_exact<bool>()) v = *b;
+    else if (auto s = node.value_exact<std::string>()) v = *s;
+    else if (const toml::array* arr = node.as_array()) {
+      std::vector<std::string> items;
+      for (const auto& el : *arr) {
+        auto s = el.value_exact<std::string>();
+        if (!s) throw Error("config key '" + key + "' expects a " + type_name(f.type) + " (" + origin + ")");
+        items.push_back(*s);
+      }
+      v = items;
+    } else {
+      throw Error("config key '" + key + "' has an unsupported value type (" + origin + ")");
+    }
+    schema.set(key, v, origin);
+  }
+}
+
+nlohmann::json to_json_value(const ConfigValue& v) {
+  return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
+}
+
+}  // namespace
+
+std::string Config::to_json() const {
+  Config copy = *this;
+  Schema s = bind(copy);
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& f : s.fields()) j[f.key] = to_json_value(f.get());
+  return j.dump();  // nlohmann orders object keys, so the dump is canonical
+}
+
+std::string Config::hash() const {
+  Config copy = *this;
+  copy.run = RunOptions{};
+  return sha256_hex(copy.to_json());
+}
+
+void apply_override(Config& cfg, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw Error("--set expects key=value, got '" + assignment + "'");
+  Schema s = bind(cfg);
+  s.set_from_text(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+}
+
+Config load_config(const std::string& toml_path, const std::vector<std::string>& overrides) {
+  Config cfg;
+  if (!toml_path.empty()) {
+    Schema s = bind(cfg);
+    toml::table table;
+    try {
+      table = toml::parse_file(toml_path);
+    } catch (const toml::parse_error& err) {
+      const auto& where = err.source().begin;
+      if (std::string(err.description()).find("File could not be opened") != std::string::npos)
+        throw Error("cannot open config file " + toml_path);
+      throw Error("config file " + toml_path + ":" + std::to_string(where.line) + ": " + std::string(err.description()));
+    }
+    flatten(table, "", s, toml_path);
+  }
+  for (const auto& o : overrides) apply_override(cfg, o);
+  validate(cfg);
+  return cfg;
+}
+
+Config config_from_json(const std::string& json) {
+  Config cfg;
+  Schema s = bind(cfg);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+  } catch (const std::exception& e) {
+    throw Error(std::string("malformed config JSON: ") + e.what());
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& v = it.value();
+    ConfigValue cv;
+    if (v.is_boolean()) cv = v.get<bool>();
+    else if (v.is_number_integer()) cv = v.get<std::int64_t>();
+    else if (v.is_number()) cv = v.get<double>();
+    else if (v.is_string()) cv = v.get<std::string>();
+    else if (v.is_array()) cv = v.get<std::vector<std::string>>();
+    else throw Error("config JSON key '" + it.key() + "' has an unsupported value");
+    s.set(it.key(), cv, "config JSON");
+  }
+  validate(cfg);
+  return cfg;
+}
+
+void validate(const Config& c) {
+  const auto& m = c.model;
+  require(m.dim % m.n_heads == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by model.n_heads (" +
+                                      std::to_string(m.n_heads) + ")");
+  require(m.n_heads % m.n_kv_heads == 0, "model.n_heads must be a multiple of model.n_kv_heads");
+  require(m.head_dim() % 2 == 0, "head dimension (model.dim / model.n_heads) must be even for RoPE");
+  require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
+                                                ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");
+  require(c.train.warmup_steps <= c.train.max_steps, "train.warmup_steps exceeds train.max_steps");
+  for (const auto& e : c.data.extra)
+    require(e.find('=') != std::string::npos && e.find('=') > 0,
+            "data.extra entries must be DOMAIN=PATH, got '" + e + "'");
+  require(c.data.corpus != "none" || !c.data.extra.empty(), "data.corpus = none needs at least one data.extra source");
+}
+
+std::vector<std::string> describe_config_keys() {
+  Config c;
+  Schema s = bind(c);
+  std::vector<std::string> out;
+  for (const auto& f : s.fields()) {
+    nlohmann::json def = to_json_value(f.get());
+    out.push_back(f.key + " (" + type_name(f.type) + ", default " + def.dump() + "): " + f.help);
+  }
+  return out;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,29 @@
+// Perplexity of a model on a token stream, chunked: the stream is cut into non-overlapping windows of
+// seq_len + 1 tokens (stride seq_len); in each window tokens 2..seq_len+1 are predicted from the
+// tokens before them inside the window. Every token but the first of the stream is scored exactly
+// once; context restarts at window boundaries (so this is an upper bound on the sliding-window value).
+//   loss = mean NLL per predicted token (nats); ppl = exp(loss);
+//   bpb  = total NLL / (ln 2 * text bytes) when the byte count is known (tokenizer-independent; when
+//          only a prefix is scored, its bytes are pro-rated by token share).
+#pragma once
+#include <cstdint>
+
+#include "core/data/token_source.h"
+#include "core/model/transformer.h"
+
+namespace moxlab {
+
+struct PerplexityResult {
+  double nll_sum = 0.0;    // nats
+  std::int64_t tokens = 0; // predicted tokens
+  std::int64_t bytes = 0;  // text bytes covered (0: unknown)
+  double loss() const { return tokens ? nll_sum / tokens : 0.0; }
+  double ppl() const;
+  double bpb() const;  // 0 when bytes unknown
+};
+
+// Scores the first max_tokens tokens of domain d (0: all). Runs in eval mode without gradients.
+PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
+                                     std::int64_t max_tokens, int batch_size);
+
+}  // namespace moxlab

@@ -1,0 +1,44 @@
+// Attention: the pluggable interface every attention kind implements, and the dense grouped-query
+// attention of LLaMA (Ainslie et al. 2023 GQA: head h reads key/value head h / (n_heads / n_kv_heads)).
+// MoHD (sub-dimension routing), MoH (heads as experts) and ToMoE (head-dim masks) add their own kinds
+// through make_attention().
+#pragma once
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "core/model/forward_context.h"
+#include "core/model/model_options.h"
+#include "core/model/param_count.h"
+#include "core/model/probe_recorder.h"
+#include "core/model/rope.h"
+
+namespace moxlab {
+
+class Attention : public torch::nn::Module {
+ public:
+  // x: [B, T, dim], already normalised. Returns [B, T, dim] (after the output projection).
+  virtual torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
+                                const BlockTapNames& taps) = 0;
+  // Default: every parameter active for every token.
+  virtual ParamCount param_count() const;
+};
+
+class DenseAttention : public Attention {
+ public:
+  explicit DenseAttention(const ModelOptions& o);
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
+                        const BlockTapNames& taps) override;
+
+  torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
+
+ private:
+  int n_heads_, n_kv_heads_, head_dim_;
+};
+
+// Scaled dot-product attention with a causal mask; q: [B, H, T, hd], k/v: [B, H, T, hd].
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer);
+
+}  // namespace moxlab

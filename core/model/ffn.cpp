@@ -1,0 +1,39 @@
+#include "core/model/ffn.h"
+
+#include "core/common/error.h"
+
+namespace moxlab {
+
+ParamCount FeedForward::param_count() const {
+  ParamCount c;
+  for (const auto& p : parameters()) c.total += p.numel();
+  c.active = c.total;
+  return c;
+}
+
+SwiGLU::SwiGLU(const ModelOptions& o) {
+  const int hidden = o.resolved_ffn_hidden();
+  w1 = register_module("w1", torch::nn::Linear(torch::nn::LinearOptions(o.dim, hidden).bias(false)));
+  w2 = register_module("w2", torch::nn::Linear(torch::nn::LinearOptions(hidden, o.dim).bias(false)));
+  w3 = register_module("w3", torch::nn::Linear(torch::nn::LinearOptions(o.dim, hidden).bias(false)));
+}
+
+torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
+  ctx.tap(taps.ffn_in, x);
+  auto gate = w1(x);
+  auto up = w3(x);
+  ctx.tap(taps.ffn_gate, gate);
+  ctx.tap(taps.ffn_up, up);
+  auto act = torch::silu(gate) * up;
+  ctx.tap(taps.ffn_act, act);
+  auto y = w2(act);
+  ctx.tap(taps.ffn_out, y);
+  return y;
+}
+
+std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int /*layer*/) {
+  if (o.ffn == "dense") return std::make_shared<SwiGLU>(o);
+  throw Error("unknown model.ffn kind '" + o.ffn + "'");
+}
+
+}  // namespace moxlab

@@ -1,0 +1,23 @@
+// Autoregressive generation: greedy (argmax, deterministic) or temperature sampling, recomputing the
+// full prefix each step (no KV cache yet: fine for the toolkit's model sizes; see docs/architecture.md).
+// Stops after max_new_tokens or when the model emits one of stop_ids.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/model/transformer.h"
+
+namespace moxlab {
+
+struct GenerateOptions {
+  int max_new_tokens = 200;
+  double temperature = 0.0;  // 0: greedy
+  std::uint64_t seed = 0;
+  std::vector<std::int32_t> stop_ids;
+};
+
+// prompt: token ids (typically starting with BOS). Returns only the new tokens.
+std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::int32_t>& prompt,
+                                   const GenerateOptions& opt);
+
+}  // namespace moxlab

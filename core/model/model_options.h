@@ -1,0 +1,33 @@
+// Options of the LLaMA-style decoder (plain struct, torch-free; bound to TOML keys "model.*" in
+// core/config/config.cpp). Defaults describe the dense tiny preset.
+#pragma once
+#include <string>
+
+namespace moxlab {
+
+struct ModelOptions {
+  int vocab_size = 0;        // 0: taken from the tokenizer
+  int dim = 256;             // model (hidden) dimension d
+  int n_layers = 4;
+  int n_heads = 8;
+  int n_kv_heads = 4;        // grouped-query attention: n_heads must be a multiple of n_kv_heads
+  int ffn_hidden = 0;        // 0: LLaMA rule, multiple_of * ceil((8/3 * dim) / multiple_of)
+  int multiple_of = 32;
+  int max_seq_len = 256;
+  double norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+  bool tie_embeddings = true;
+  bool qkv_bias = false;     // Qwen2-style bias on the Q, K and V projections
+  double init_std = 0.02;
+  std::string attention = "dense";  // pluggable attention kind (MoHD, MoH and ToMoE variants add theirs)
+  std::string ffn = "dense";        // pluggable FFN kind
+
+  int head_dim() const { return dim / n_heads; }
+  int resolved_ffn_hidden() const {
+    if (ffn_hidden > 0) return ffn_hidden;
+    int h = (8 * dim) / 3;
+    return multiple_of * ((h + multiple_of - 1) / multiple_of);
+  }
+};
+
+}  // namespace moxlab

@@ -1,0 +1,37 @@
+// RMSNorm and RoPE: the two position-free/position-only pieces of the LLaMA block.
+#include "core/model/rmsnorm.h"
+#include "core/model/rope.h"
+
+namespace moxlab {
+
+RMSNormImpl::RMSNormImpl(int dim, double eps) : eps_(eps) {
+  weight = register_parameter("weight", torch::ones({dim}));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+  auto xf = x.to(torch::kFloat32);
+  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+  return (y * weight).to(x.scalar_type());
+}
+
+Rope::Rope(int head_dim, int max_seq_len, double theta) {
+  const int half = head_dim / 2;
+  auto i = torch::arange(half, torch::kFloat64);
+  auto inv_freq = torch::pow(theta, -2.0 * i / head_dim);           // theta^(-2i/d)
+  auto pos = torch::arange(max_seq_len, torch::kFloat64).unsqueeze(1);
+  auto angle = (pos * inv_freq.unsqueeze(0)).to(torch::kFloat32);   // [T, d/2]
+  cos_ = angle.cos();
+  sin_ = angle.sin();
+}
+
+torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
+  const auto T = x.size(1);
+  TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");
+  auto c = cos_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
+  auto s = sin_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
+  auto xp = x.view({x.size(0), T, x.size(2), -1, 2});
+  auto x0 = xp.select(-1, 0), x1 = xp.select(-1, 1);
+  return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+}
+
+}  // namespace moxlab

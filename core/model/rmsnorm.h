@@ -1,0 +1,18 @@
+// RMSNorm (Zhang & Sennrich 2019), as in LLaMA: y = x / sqrt(mean(x^2) + eps) * g, computed in float32.
+#pragma once
+#include <torch/torch.h>
+
+namespace moxlab {
+
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(int dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RMSNorm);
+
+}  // namespace moxlab

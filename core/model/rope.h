@@ -1,0 +1,22 @@
+// Rotary position embedding (RoFormer; LLaMA/llama2.c convention): consecutive pairs (x_{2i}, x_{2i+1})
+// of each head are rotated by angle pos * theta^(-2i/head_dim). HF-format checkpoints use the
+// "rotate half" layout instead; core/io permutes Q/K weights on import/export so the model stays one.
+#pragma once
+#include <torch/torch.h>
+
+namespace moxlab {
+
+class Rope {
+ public:
+  Rope() = default;
+  Rope(int head_dim, int max_seq_len, double theta);
+  // x: [B, T, H, head_dim] at positions start..start+T-1; returns the rotated tensor.
+  torch::Tensor apply(const torch::Tensor& x, int64_t start = 0) const;
+  const torch::Tensor& cos() const { return cos_; }
+  const torch::Tensor& sin() const { return sin_; }
+
+ private:
+  torch::Tensor cos_, sin_;  // [max_seq_len, head_dim/2], float32
+};
+
+}  // namespace moxlab

@@ -1,0 +1,44 @@
+// The LLaMA-style decoder every method builds on: token embedding → blocks → RMSNorm → output head
+// (tied to the embedding or separate). Attention and FFN kinds come from ModelOptions, so MoHD, MoH and
+// ToMoE variants are the same model with other modules in the blocks.
+#pragma once
+#include <torch/torch.h>
+
+#include "core/model/block.h"
+#include "core/model/model_options.h"
+#include "core/model/param_count.h"
+
+namespace moxlab {
+
+class Transformer : public torch::nn::Module {
+ public:
+  explicit Transformer(const ModelOptions& o);
+
+  // tokens: [B, T] int64 → logits [B, T, vocab]. ctx collects taps and auxiliary losses.
+  torch::Tensor forward(const torch::Tensor& tokens, ForwardContext& ctx);
+  torch::Tensor forward(const torch::Tensor& tokens);
+
+  // Mean next-token cross-entropy of targets [B, T] (entries < 0 ignored).
+  static torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
+  // Normal(0, init_std) weights; output projections of each residual branch (wo, w2) scaled by
+  // 1/sqrt(2 * n_layers) as in GPT-2, so the residual stream's variance does not grow with depth.
+  void init_weights(std::uint64_t seed);
+
+  const ModelOptions& options() const { return opts_; }
+  const Rope& rope() const { return rope_; }
+  // Output head weight: the embedding when tied.
+  torch::Tensor output_weight() const;
+
+  torch::nn::Embedding tok_embeddings{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  RMSNorm norm{nullptr};
+  torch::nn::Linear output{nullptr};  // null when tied
+
+
+ private:
+  ModelOptions opts_;
+  Rope rope_;
+};
+
+}  // namespace moxlab

@@ -1,0 +1,42 @@
+// Activation capture: runs a model over held-out text and streams the selected probe taps into an
+// HDF5 tensor log. Layout (layout_version 1; readable by h5py):
+//   /probes/<tap name>   float32 [N, features]   one row per captured token
+//   /tokens              int32   [N]             token ids
+//   /domain              int32   [N]             index into /domain_names
+//   /domain_names        strings [D]
+//   /window, /position   int32   [N]             window index and position inside it (context length)
+//   /text/bytes          uint8   [B]             decoded text of all windows, concatenated
+//   /text/offsets        int64   [N, 2]          [begin, end) byte range of each token in /text/bytes
+//   attributes on "/": run_id, config (JSON), tokenizer, taps, seq_len, layout_version
+// The token budget is split evenly over the domains; each domain contributes contiguous windows of
+// seq_len tokens from the start of its validation split (deterministic: same model, same rows).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data/token_source.h"
+#include "core/data/tokenizer.h"
+#include "core/model/transformer.h"
+#include "core/store/tensor_log_writer.h"
+
+namespace moxlab {
+
+struct CaptureOptions {
+  std::string taps = "blocks.*.resid.out";  // comma-separated globs over tap names
+  std::int64_t tokens = 4096;               // total budget over all domains
+  int seq_len = 256;
+  int batch_size = 8;
+  std::vector<std::string> domains;         // empty: every domain of the source
+};
+
+struct CaptureSummary {
+  std::int64_t tokens = 0;
+  std::vector<std::string> taps;  // tap names written
+  std::vector<std::string> domains;
+};
+
+CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, const TokenSource& src,
+                                   const CaptureOptions& opt, TensorLogWriter& out);
+
+}  // namespace moxlab

@@ -1,0 +1,483 @@
+// RunStore over SQLiteCpp. Every public call goes through Impl::guarded(), which holds the mutex and
+// turns SQLite exceptions into moxlab::Error; every write is one IMMEDIATE transaction, so a failure
+// (lock timeout, constraint, full disk) rolls back and leaves no partial rows.
+#include "core/store/run_store.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "core/common/atomic_file.h"
+#include "core/common/error.h"
+#include "core/common/sha256.h"
+#include "core/store/run_store_schema.h"
+#include "core/store/sqlite_error.h"
+
+namespace moxlab {
+
+double unix_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+const char* const kRunColumns =
+    "id, name, kind, status, config_json, config_hash, seed, git_rev, data_digest, host, error, "
+    "created_at, started_at, finished_at, parent_run, sweep_id, tags";
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+void require_json(const std::string& text, const std::string& what) {
+  require(nlohmann::json::accept(text), what + " is not valid JSON: " + text.substr(0, 80));
+}
+
+// SQLite turns a bound NaN into NULL; map NULL back so diverged losses survive the round trip.
+double real_or_nan(const SQLite::Column& c) {
+  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
+}
+
+std::optional<double> optional_real(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getDouble();
+}
+
+std::optional<std::int64_t> optional_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+
+void bind_optional(SQLite::Statement& s, int index, const std::optional<double>& v) {
+  if (v) s.bind(index, *v); else s.bind(index);
+}
+
+void bind_optional(SQLite::Statement& s, int index, const std::optional<std::int64_t>& v) {
+  if (v) s.bind(index, static_cast<int64_t>(*v)); else s.bind(index);
+}
+
+RunRecord read_run(SQLite::Statement& q) {
+  RunRecord r;
+  r.id = q.getColumn(0).getInt64();
+  r.name = q.getColumn(1).getString();
+  r.kind = q.getColumn(2).getString();
+  r.status = parse_run_status(q.getColumn(3).getString());
+  r.config_json = q.getColumn(4).getString();
+  r.config_hash = q.getColumn(5).getString();
+  r.seed = q.getColumn(6).getInt64();
+  r.git_rev = q.getColumn(7).getString();
+  r.data_digest = q.getColumn(8).getString();
+  r.host = q.getColumn(9).getString();
+  r.error = q.getColumn(10).getString();
+  r.created_at = q.getColumn(11).getDouble();
+  r.started_at = optional_real(q.getColumn(12));
+  r.finished_at = optional_real(q.getColumn(13));
+  r.parent_run = optional_int(q.getColumn(14));
+  r.sweep_id = optional_int(q.getColumn(15));
+  r.tags = nlohmann::json::parse(q.getColumn(16).getString()).get<std::vector<std::string>>();
+  return r;
+}
+
+}  // namespace
+
+struct RunStore::Impl {
+  std::string path;
+  RunStoreOptions options;
+  std::unique_ptr<SQLite::Database> db;
+  mutable std::mutex mutex;
+
+  // Runs f(db) under the mutex; SQLite and JSON failures become one-line Errors naming the file.
+  template <class F>
+  auto guarded(const std::string& action, F&& f) const -> decltype(f(*db)) {
+    require(db != nullptr, "cannot " + action + ": run store was moved from");
+    std::lock_guard<std::mutex> lock(mutex);
+    try {
+      return f(*db);
+    } catch (const SQLite::Exception& e) {
+      throw sqlite_error(e, path, action);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("cannot " + action + " in run store " + path + ": malformed JSON column (" + e.what() + ")");
+    }
+  }
+
+  SQLite::Transaction write_transaction() const {
+    return SQLite::Transaction(*db, SQLite::TransactionBehavior::IMMEDIATE);
+  }
+
+  [[noreturn]] void no_run(std::int64_t run) const {
+    throw Error("no run with id " + std::to_string(run) + " in " + path);
+  }
+};
+
+RunStore::RunStore(const std::string& path, RunStoreOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->options = options;
+  if (options.read_only) {
+    require(file_exists(path), "no run store at " + path);
+  } else {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) make_dirs(parent.string());
+  }
+  try {
+    const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    impl_->db = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
+    SQLite::Database& db = *impl_->db;
+    if (!options.read_only) {
+      // WAL lets readers and one writer proceed together; the setting is persistent in the file.
+      SQLite::Statement wal(db, "PRAGMA journal_mode=WAL");
+      wal.executeStep();
+      db.exec("PRAGMA synchronous=NORMAL");  // durable across process crashes; WAL makes it safe
+    }
+    db.exec("PRAGMA foreign_keys=ON");  // per connection: metrics of a non-existent run are refused
+    if (options.read_only) {
+      const int version = run_store_schema_version(db);
+      require(version > 0, "run store " + path + " has no moxlab schema");
+      require(version <= kRunStoreSchemaVersion,
+              "run store " + path + " has schema version " + std::to_string(version) +
+                  " but this moxlab understands up to " + std::to_string(kRunStoreSchemaVersion));
+    } else {
+      ensure_run_store_schema(db, path);
+    }
+  } catch (const SQLite::Exception& e) {
+    throw sqlite_error(e, path, "open");
+  }
+}
+
+RunStore::~RunStore() = default;
+RunStore::RunStore(RunStore&&) noexcept = default;
+RunStore& RunStore::operator=(RunStore&&) noexcept = default;
+
+const std::string& RunStore::path() const { return impl_->path; }
+
+int RunStore::schema_version() const {
+  return impl_->guarded("read the schema version", [&](SQLite::Database& db) { return run_store_schema_version(db); });
+}
+
+// --- runs -------------------------------------------------------------------------------------------
+
+std::int64_t RunStore::create_run(const RunRecord& run) {
+  const std::string config = run.config_json.empty() ? "{}" : run.config_json;
+  require_json(config, "config_json of run '" + run.name + "'");
+  return impl_->guarded("create run '" + run.name + "'", [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db,
+                        "INSERT INTO runs(name, kind, status, config_json, config_hash, seed, git_rev, data_digest, "
+                        "host, error, created_at, started_at, finished_at, parent_run, sweep_id, tags) "
+                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    q.bind(1, run.name);
+    q.bind(2, run.kind);
+    q.bind(3, to_string(run.status));
+    q.bind(4, config);
+    q.bind(5, run.config_hash.empty() ? sha256_hex(config) : run.config_hash);
+    q.bind(6, static_cast<int64_t>(run.seed));
+    q.bind(7, run.git_rev);
+    q.bind(8, run.data_digest);
+    q.bind(9, run.host.empty() ? host_name() : run.host);
+    q.bind(10, run.error);
+    q.bind(11, run.created_at == 0 ? unix_now() : run.created_at);
+    bind_optional(q, 12, run.started_at);
+    bind_optional(q, 13, run.finished_at);
+    bind_optional(q, 14, run.parent_run);
+    bind_optional(q, 15, run.sweep_id);
+    q.bind(16, nlohmann::json(run.tags).dump());
+    q.exec();
+    const std::int64_t id = db.getLastInsertRowid();
+    tx.commit();
+    return id;
+  });
+}
+
+void RunStore::update_status(std::int64_t run, RunStatus status, const std::string& error) {
+  const std::string action = "set status of run " + std::to_string(run);
+  impl_->guarded(action, [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    // Resuming (-> running) clears finished_at; the first start and the first end are kept.
+    SQLite::Statement q(db,
+                        "UPDATE runs SET status = ?1, error = ?2, "
+                        "started_at = CASE WHEN ?1 = 'running' THEN COALESCE(started_at, ?3) ELSE started_at END, "
+                        "finished_at = CASE WHEN ?1 = 'running' THEN NULL "
+                        "                   WHEN ?4 THEN COALESCE(finished_at, ?3) ELSE finished_at END "
+                        "WHERE id = ?5");
+    q.bind(1, to_string(status));
+    q.bind(2, error);
+    q.bind(3, unix_now());
+    q.bind(4, is_terminal(status) ? 1 : 0);
+    q.bind(5, static_cast<int64_t>(run));
+    if (q.exec() == 0) impl_->no_run(run);
+    tx.commit();
+  });
+}
+
+void RunStore::set_started(std::int64_t run, std::optional<double> when) {
+  impl_->guarded("set start time of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "UPDATE runs SET started_at = ? WHERE id = ?");
+    q.bind(1, when.value_or(unix_now()));
+    q.bind(2, static_cast<int64_t>(run));
+    if (q.exec() == 0) impl_->no_run(run);
+    tx.commit();
+  });
+}
+
+void RunStore::set_finished(std::int64_t run, std::optional<double> when) {
+  impl_->guarded("set finish time of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "UPDATE runs SET finished_at = ? WHERE id = ?");
+    q.bind(1, when.value_or(unix_now()));
+    q.bind(2, static_cast<int64_t>(run));
+    if (q.exec() == 0) impl_->no_run(run);
+    tx.commit();
+  });
+}
+
+RunRecord RunStore::get_run(std::int64_t run) const {
+  return impl_->guarded("read run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+    q.bind(1, static_cast<int64_t>(run));
+    if (!q.executeStep()) impl_->no_run(run);
+    return read_run(q);
+  });
+}
+
+std::vector<RunRecord> RunStore::find_runs(const RunFilter& filter) const {
+  return impl_->guarded("list runs", [&](SQLite::Database& db) {
+    std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
+    if (filter.name) sql += " AND name = :name";
+    if (filter.kind) sql += " AND kind = :kind";
+    if (filter.status) sql += " AND status = :status";
+    if (filter.sweep_id) sql += " AND sweep_id = :sweep";
+    sql += " ORDER BY id";
+    SQLite::Statement q(db, sql);
+    if (filter.name) q.bind(":name", *filter.name);
+    if (filter.kind) q.bind(":kind", *filter.kind);
+    if (filter.status) q.bind(":status", to_string(*filter.status));
+    if (filter.sweep_id) q.bind(":sweep", static_cast<int64_t>(*filter.sweep_id));
+    std::vector<RunRecord> out;
+    while (q.executeStep()) out.push_back(read_run(q));
+    return out;
+  });
+}
+
+std::vector<RunRecord> RunStore::list_runs() const { return find_runs(RunFilter{}); }
+
+// --- metrics ----------------------------------------------------------------------------------------
+
+void RunStore::log_metrics(std::int64_t run, std::int64_t step,
+                           const std::vector<std::pair<std::string, double>>& values, std::optional<double> wall_time) {
+  if (values.empty()) return;
+  const double t = wall_time.value_or(unix_now());
+  impl_->guarded("log metrics for run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "INSERT INTO metrics(run_id, step, key, value, wall_time) VALUES(?,?,?,?,?)");
+    for (const auto& [key, value] : values) {
+      q.bind(1, static_cast<int64_t>(run));
+      q.bind(2, static_cast<int64_t>(step));
+      q.bind(3, key);
+      q.bind(4, value);  // NaN binds as NULL
+      q.bind(5, t);
+      q.exec();
+      q.reset();
+    }
+    tx.commit();
+  });
+}
+
+std::vector<MetricPoint> RunStore::metrics(std::int64_t run, const std::string& key) const {
+  return impl_->guarded("read metric " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT step, value FROM metrics WHERE run_id = ? AND key = ? ORDER BY step, rowid");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, key);
+    std::vector<MetricPoint> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), real_or_nan(q.getColumn(1))});
+    return out;
+  });
+}
+
+std::vector<std::string> RunStore::metric_keys(std::int64_t run) const {
+  return impl_->guarded("list metric keys of run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key");
+    q.bind(1, static_cast<int64_t>(run));
+    std::vector<std::string> out;
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  });
+}
+
+// --- results ----------------------------------------------------------------------------------------
+
+void RunStore::put_result(std::int64_t run, const std::string& key, double value, const std::string& meta_json) {
+  const std::string meta = meta_json.empty() ? "{}" : meta_json;
+  require_json(meta, "meta_json of result " + key);
+  impl_->guarded("store result " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db,
+                        "INSERT INTO results(run_id, key, value, meta_json) VALUES(?,?,?,?) "
+                        "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value, meta_json = excluded.meta_json");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, key);
+    q.bind(3, value);
+    q.bind(4, meta);
+    q.exec();
+    tx.commit();
+  });
+}
+
+std::vector<ResultRecord> RunStore::results(std::int64_t run) const {
+  return impl_->guarded("read results of run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT run_id, key, value, meta_json FROM results WHERE run_id = ? ORDER BY key");
+    q.bind(1, static_cast<int64_t>(run));
+    std::vector<ResultRecord> out;
+    while (q.executeStep()) {
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), real_or_nan(q.getColumn(2)),
+                     q.getColumn(3).getString()});
+    }
+    return out;
+  });
+}
+
+std::optional<ResultRecord> RunStore::result(std::int64_t run, const std::string& key) const {
+  return impl_->guarded("read result " + key + " of run " + std::to_string(run),
+                        [&](SQLite::Database& db) -> std::optional<ResultRecord> {
+                          SQLite::Statement q(db, "SELECT value, meta_json FROM results WHERE run_id = ? AND key = ?");
+                          q.bind(1, static_cast<int64_t>(run));
+                          q.bind(2, key);
+                          if (!q.executeStep()) return std::nullopt;
+                          return ResultRecord{run, key, real_or_nan(q.getColumn(0)), q.getColumn(1).getString()};
+                        });
+}
+
+// --- artifacts --------------------------------------------------------------------------------------
+
+std::int64_t RunStore::add_artifact(std::int64_t run, const std::string& kind, const std::string& path,
+                                    const std::string& meta_json) {
+  const std::string meta = meta_json.empty() ? "{}" : meta_json;
+  require_json(meta, "meta_json of artifact " + path);
+  return impl_->guarded("add artifact " + path + " to run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "INSERT INTO artifacts(run_id, kind, path, created_at, meta_json) VALUES(?,?,?,?,?)");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, kind);
+    q.bind(3, path);
+    q.bind(4, unix_now());
+    q.bind(5, meta);
+    q.exec();
+    const std::int64_t id = db.getLastInsertRowid();
+    tx.commit();
+    return id;
+  });
+}
+
+std::vector<ArtifactRecord> RunStore::artifacts(std::int64_t run, const std::string& kind) const {
+  return impl_->guarded("read artifacts of run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db,
+                        "SELECT id, run_id, kind, path, created_at, meta_json FROM artifacts "
+                        "WHERE run_id = ?1 AND (?2 = '' OR kind = ?2) ORDER BY id");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, kind);
+    std::vector<ArtifactRecord> out;
+    while (q.executeStep()) {
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getString(),
+                     q.getColumn(3).getString(), q.getColumn(4).getDouble(), q.getColumn(5).getString()});
+    }
+    return out;
+  });
+}
+
+// --- items ------------------------------------------------------------------------------------------
+
+void RunStore::add_items(std::int64_t run, const std::string& task, const std::vector<std::pair<int, std::string>>& items) {
+  if (items.empty()) return;
+  for (const auto& [idx, payload] : items) require_json(payload, "payload of item " + std::to_string(idx) + " of " + task);
+  impl_->guarded("add items of " + task + " to run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "INSERT OR REPLACE INTO items(run_id, task, idx, payload_json) VALUES(?,?,?,?)");
+    for (const auto& [idx, payload] : items) {
+      q.bind(1, static_cast<int64_t>(run));
+      q.bind(2, task);
+      q.bind(3, idx);
+      q.bind(4, payload);
+      q.exec();
+      q.reset();
+    }
+    tx.commit();
+  });
+}
+
+std::vector<ItemRecord> RunStore::items(std::int64_t run, const std::string& task) const {
+  return impl_->guarded("read items of " + task + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT idx, payload_json FROM items WHERE run_id = ? AND task = ? ORDER BY idx");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, task);
+    std::vector<ItemRecord> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getInt(), q.getColumn(1).getString()});
+    return out;
+  });
+}
+
+// --- sweeps -----------------------------------------------------------------------------------------
+
+std::int64_t RunStore::create_sweep(const std::string& name, const std::string& spec_json) {
+  const std::string spec = spec_json.empty() ? "{}" : spec_json;
+  require_json(spec, "spec_json of sweep " + name);
+  return impl_->guarded("create sweep " + name, [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db, "INSERT INTO sweeps(name, spec_json, created_at) VALUES(?,?,?)");
+    q.bind(1, name);
+    q.bind(2, spec);
+    q.bind(3, unix_now());
+    q.exec();
+    const std::int64_t id = db.getLastInsertRowid();
+    tx.commit();
+    return id;
+  });
+}
+
+SweepRecord RunStore::get_sweep(std::int64_t sweep) const {
+  return impl_->guarded("read sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT id, name, spec_json, created_at FROM sweeps WHERE id = ?");
+    q.bind(1, static_cast<int64_t>(sweep));
+    if (!q.executeStep()) throw Error("no sweep with id " + std::to_string(sweep) + " in " + impl_->path);
+    return SweepRecord{q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                       q.getColumn(3).getDouble()};
+  });
+}
+
+void RunStore::set_sweep_member(std::int64_t sweep, int idx, std::optional<std::int64_t> run, const std::string& status) {
+  impl_->guarded("set member " + std::to_string(idx) + " of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+    auto tx = impl_->write_transaction();
+    SQLite::Statement q(db,
+                        "INSERT INTO sweep_members(sweep_id, idx, run_id, status) VALUES(?,?,?,?) "
+                        "ON CONFLICT(sweep_id, idx) DO UPDATE SET run_id = excluded.run_id, status = excluded.status");
+    q.bind(1, static_cast<int64_t>(sweep));
+    q.bind(2, idx);
+    bind_optional(q, 3, run);
+    q.bind(4, status);
+    q.exec();
+    tx.commit();
+  });
+}
+
+std::vector<SweepMember> RunStore::sweep_members(std::int64_t sweep) const {
+  return impl_->guarded("read members of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+    SQLite::Statement q(db, "SELECT sweep_id, idx, run_id, status FROM sweep_members WHERE sweep_id = ? ORDER BY idx");
+    q.bind(1, static_cast<int64_t>(sweep));
+    std::vector<SweepMember> out;
+    while (q.executeStep()) {
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt(), optional_int(q.getColumn(2)),
+                     q.getColumn(3).getString()});
+    }
+    return out;
+  });
+}
+
+}  // namespace moxlab

@@ -1,0 +1,96 @@
+// RunStore: the SQLite database that records every run (config, status, times, host), its metric
+// curves, headline results with their metric definitions, artifacts, sweeps and per-item audit rows.
+//
+// Several worker processes may open the same file and write at once: the database is in WAL mode,
+// every write is one IMMEDIATE transaction (all rows of a call or none), and a writer waits up to
+// busy_timeout_ms for another's transaction before failing with Error("database is locked: PATH").
+// Every failure is a moxlab::Error one-liner naming the file. One RunStore per process (or thread);
+// calls on one instance are serialised by an internal mutex. Do not carry an open RunStore across
+// fork(): open a fresh one in the child. The schema is in run_store_schema.cpp.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/store/run_records.h"
+
+namespace moxlab {
+
+struct RunStoreOptions {
+  int busy_timeout_ms = 10000;  // how long a write waits for another process's transaction
+  bool read_only = false;       // viewers/reports: the file must exist; no schema is created
+};
+
+class RunStore {
+ public:
+  // Opens or creates the database (creating missing parent directories) and its schema.
+  explicit RunStore(const std::string& path, RunStoreOptions options = {});
+  ~RunStore();
+  RunStore(RunStore&&) noexcept;
+  RunStore& operator=(RunStore&&) noexcept;
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  const std::string& path() const;
+  int schema_version() const;
+
+  // --- runs -----------------------------------------------------------------------------------
+  // Inserts a run and returns its id. run.id is ignored; empty config_hash becomes
+  // sha256(config_json), empty host becomes this machine's name, created_at 0 becomes now.
+  // config_json must be valid JSON.
+  std::int64_t create_run(const RunRecord& run);
+  // Sets the status (and error text). Moving to running stamps started_at, and moving to a terminal
+  // status stamps finished_at, unless they are already set.
+  void update_status(std::int64_t run, RunStatus status, const std::string& error = "");
+  void set_started(std::int64_t run, std::optional<double> when = std::nullopt);   // default: now
+  void set_finished(std::int64_t run, std::optional<double> when = std::nullopt);  // default: now
+  // Throws Error("no run with id N in PATH").
+  RunRecord get_run(std::int64_t run) const;
+  std::vector<RunRecord> find_runs(const RunFilter& filter) const;  // ordered by id
+  std::vector<RunRecord> list_runs() const;
+
+  // --- metrics --------------------------------------------------------------------------------
+  // All values of one step in one transaction. NaN is stored as NULL and read back as NaN.
+  void log_metrics(std::int64_t run, std::int64_t step, const std::vector<std::pair<std::string, double>>& values,
+                   std::optional<double> wall_time = std::nullopt);  // default: now
+  // Ordered by step (then insertion order, if a resumed run logged a step twice).
+  std::vector<MetricPoint> metrics(std::int64_t run, const std::string& key) const;
+  std::vector<std::string> metric_keys(std::int64_t run) const;  // sorted
+
+  // --- results --------------------------------------------------------------------------------
+  // Upsert on (run, key). meta_json (valid JSON) defines the number, e.g.
+  // {"metric":"acc_norm","split":"test","n":2376,"definition":"..."}.
+  void put_result(std::int64_t run, const std::string& key, double value, const std::string& meta_json = "{}");
+  std::vector<ResultRecord> results(std::int64_t run) const;  // sorted by key
+  std::optional<ResultRecord> result(std::int64_t run, const std::string& key) const;
+
+  // --- artifacts ------------------------------------------------------------------------------
+  std::int64_t add_artifact(std::int64_t run, const std::string& kind, const std::string& path,
+                            const std::string& meta_json = "{}");
+  // kind "" returns every kind; ordered by id.
+  std::vector<ArtifactRecord> artifacts(std::int64_t run, const std::string& kind = "") const;
+
+  // --- per-item audit rows ----------------------------------------------------------------------
+  // Inserts (or replaces, on the same run/task/idx) all rows in one transaction. Payloads must be JSON.
+  void add_items(std::int64_t run, const std::string& task, const std::vector<std::pair<int, std::string>>& items);
+  std::vector<ItemRecord> items(std::int64_t run, const std::string& task) const;  // ordered by idx
+
+  // --- sweeps (minimal for now: the tables exist, the sweep runner builds on them) ---------------
+  std::int64_t create_sweep(const std::string& name, const std::string& spec_json);
+  SweepRecord get_sweep(std::int64_t sweep) const;
+  // Upsert on (sweep, idx).
+  void set_sweep_member(std::int64_t sweep, int idx, std::optional<std::int64_t> run, const std::string& status);
+  std::vector<SweepMember> sweep_members(std::int64_t sweep) const;  // ordered by idx
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Unix time in seconds, the unit of every time column.
+double unix_now();
+
+}  // namespace moxlab

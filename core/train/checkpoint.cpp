@@ -1,0 +1,110 @@
+#include "core/train/checkpoint.h"
+
+#include "core/common/atomic_file.h"
+#include "core/common/error.h"
+
+namespace moxlab {
+
+namespace {
+
+constexpr std::int64_t kFormatVersion = 1;
+
+std::string first_line(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+void write_meta(torch::serialize::OutputArchive& ar, const CheckpointMeta& m) {
+  ar.write("moxlab.format_version", c10::IValue(kFormatVersion));
+  ar.write("moxlab.config_json", c10::IValue(m.config_json));
+  ar.write("moxlab.tokenizer_spec", c10::IValue(m.tokenizer_spec));
+  ar.write("moxlab.step", c10::IValue(m.step));
+  ar.write("moxlab.tokens_seen", c10::IValue(m.tokens_seen));
+  ar.write("moxlab.run_id", c10::IValue(m.run_id));
+  ar.write("moxlab.source", c10::IValue(m.source));
+}
+
+CheckpointMeta read_meta(torch::serialize::InputArchive& ar, const std::string& path) {
+  c10::IValue v;
+  if (!ar.try_read("moxlab.format_version", v))
+    throw Error("not a moxlab checkpoint: " + path + " (no format version)");
+  if (v.toInt() != kFormatVersion)
+    throw Error("checkpoint " + path + " has format version " + std::to_string(v.toInt()) + ", expected " +
+                std::to_string(kFormatVersion));
+  CheckpointMeta m;
+  ar.read("moxlab.config_json", v); m.config_json = v.toStringRef();
+  ar.read("moxlab.tokenizer_spec", v); m.tokenizer_spec = v.toStringRef();
+  ar.read("moxlab.step", v); m.step = v.toInt();
+  ar.read("moxlab.tokens_seen", v); m.tokens_seen = v.toInt();
+  ar.read("moxlab.run_id", v); m.run_id = v.toInt();
+  ar.read("moxlab.source", v); m.source = v.toStringRef();
+  return m;
+}
+
+void open_archive(torch::serialize::InputArchive& ar, const std::string& path) {
+  if (!file_exists(path)) throw Error("no such checkpoint: " + path);
+  try {
+    ar.load_from(path);
+  } catch (const c10::Error& e) {
+    throw Error("cannot read checkpoint " + path + " (truncated or not a LibTorch archive): " +
+                first_line(e.what_without_backtrace()));
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, Transformer& model, torch::optim::Optimizer* optimizer,
+                     const CheckpointMeta& meta) {
+  torch::serialize::OutputArchive ar;
+  write_meta(ar, meta);
+  torch::serialize::OutputArchive model_ar;
+  model.save(model_ar);
+  ar.write("model", model_ar);
+  if (optimizer) {
+    torch::serialize::OutputArchive opt_ar;
+    optimizer->save(opt_ar);
+    ar.write("optimizer", opt_ar);
+  }
+  write_file_atomically(path, [&](const std::string& tmp) { ar.save_to(tmp); });
+}
+
+CheckpointMeta read_checkpoint_meta(const std::string& path) {
+  torch::serialize::InputArchive ar;
+  open_archive(ar, path);
+  try {
+    return read_meta(ar, path);
+  } catch (const c10::Error& e) {
+    throw Error("corrupt checkpoint " + path + ": " + first_line(e.what_without_backtrace()));
+  }
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  torch::serialize::InputArchive ar;
+  open_archive(ar, path);
+  LoadedCheckpoint out;
+  try {
+    out.meta = read_meta(ar, path);
+    out.config = config_from_json(out.meta.config_json);
+    out.model = std::make_shared<Transformer>(out.config.model);
+    torch::serialize::InputArchive model_ar;
+    if (!ar.try_read("model", model_ar)) throw Error("checkpoint " + path + " has no model weights");
+    out.model->load(model_ar);
+  } catch (const c10::Error& e) {
+    throw Error("corrupt checkpoint " + path + ": " + first_line(e.what_without_backtrace()));
+  }
+  return out;
+}
+
+void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
+  torch::serialize::InputArchive ar;
+  open_archive(ar, path);
+  try {
+    torch::serialize::InputArchive opt_ar;
+    if (!ar.try_read("optimizer", opt_ar)) throw Error("checkpoint " + path + " has no optimiser state to resume from");
+    optimizer.load(opt_ar);
+  } catch (const c10::Error& e) {
+    throw Error("corrupt optimiser state in " + path + ": " + first_line(e.what_without_backtrace()));
+  }
+}
+
+}  // namespace moxlab

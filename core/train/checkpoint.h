@@ -1,0 +1,46 @@
+// Checkpoints: one LibTorch archive holding the model weights, the resolved config, the tokenizer spec
+// and, for training checkpoints, the optimiser state and step. Written atomically (temp file + rename),
+// so a kill during a save leaves the previous checkpoint intact. A truncated or foreign file fails with
+// a one-line Error naming the path.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "core/config/config.h"
+#include "core/model/transformer.h"
+
+namespace moxlab {
+
+struct CheckpointMeta {
+  std::string config_json;     // Config::to_json() of the model's run
+  std::string tokenizer_spec;  // load_tokenizer() spec, absolute paths
+  std::int64_t step = 0;       // optimiser steps done
+  std::int64_t tokens_seen = 0;
+  std::int64_t run_id = -1;    // run store id (-1: none)
+  std::string source;          // "train", "import:llama2c", "import:hf", ...
+};
+
+// Saves model (+ optimiser when given) and meta to path atomically.
+void save_checkpoint(const std::string& path, Transformer& model, torch::optim::Optimizer* optimizer,
+                     const CheckpointMeta& meta);
+
+struct LoadedCheckpoint {
+  Config config;
+  CheckpointMeta meta;
+  std::shared_ptr<Transformer> model;
+};
+
+// Builds the model from the stored config and loads its weights (CPU).
+LoadedCheckpoint load_checkpoint(const std::string& path);
+
+// Restores the optimiser state saved with a training checkpoint (the optimiser must have been built
+// over the loaded model's parameters, in the same order).
+void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
+
+// Only the meta (no weights): for listing and resume decisions.
+CheckpointMeta read_checkpoint_meta(const std::string& path);
+
+}  // namespace moxlab

@@ -1,0 +1,30 @@
+// Options of the trainer (plain struct, torch-free; bound to TOML keys "train.*").
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace moxlab {
+
+struct TrainOptions {
+  std::int64_t seed = 1;     // model init and data order
+  int batch_size = 16;       // sequences per micro-batch
+  int seq_len = 256;         // tokens per sequence (<= model.max_seq_len)
+  int grad_accum = 1;        // micro-batches per optimiser step
+  int max_steps = 1000;      // optimiser steps
+  double lr = 3e-3;          // peak learning rate
+  double min_lr_ratio = 0.1; // cosine floor as a fraction of lr
+  int warmup_steps = 50;     // linear warmup from 0
+  double weight_decay = 0.1; // AdamW decoupled decay on matrices only
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double adam_eps = 1e-8;
+  double grad_clip = 1.0;    // max global L2 norm; 0 disables
+  int eval_every = 100;      // steps between validation passes (0: only at the end)
+  int eval_tokens = 16384;   // validation tokens per domain for the periodic pass
+  int checkpoint_every = 100;
+  int log_every = 10;        // steps between metric rows in the store
+  int threads = 0;           // LibTorch intra-op threads; 0: all cores
+  std::string device = "cpu";
+};
+
+}  // namespace moxlab

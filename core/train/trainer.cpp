@@ -1,0 +1,184 @@
+#include "core/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/eval/perplexity.h"
+#include "core/train/lr_schedule.h"
+
+namespace moxlab {
+
+namespace {
+
+std::vector<std::int64_t> domain_sizes(const TokenSource& src) {
+  std::vector<std::int64_t> out;
+  for (int d = 0; d < src.num_domains(); ++d) out.push_back(src.size(d));
+  return out;
+}
+
+// AdamW groups: decoupled weight decay on matrices (dim >= 2, embeddings included), none on norms
+// and biases, as in the GPT/LLaMA recipes.
+std::vector<torch::optim::OptimizerParamGroup> param_groups(Transformer& model, const TrainOptions& t) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto make = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.adam_eps).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, make(t.weight_decay));
+  groups.emplace_back(no_decay, make(0.0));
+  return groups;
+}
+
+}  // namespace
+
+Trainer::Trainer(const Config& cfg, std::shared_ptr<Transformer> model, const TokenSource& train,
+                 const TokenSource& val, std::string checkpoint_path, CheckpointMeta meta_template)
+    : cfg_(cfg),
+      model_(std::move(model)),
+      train_(train),
+      val_(val),
+      checkpoint_path_(std::move(checkpoint_path)),
+      meta_(std::move(meta_template)),
+      sampler_(domain_sizes(train), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
+  optimizer_ = std::make_unique<torch::optim::AdamW>(param_groups(*model_, cfg_.train),
+                                                      torch::optim::AdamWOptions(cfg_.train.lr));
+}
+
+void Trainer::resume(const std::string& path) {
+  LoadedCheckpoint ck = load_checkpoint(path);
+  require(ck.config.hash() == cfg_.hash(), "checkpoint " + path + " was written with a different config (hash " +
+                                               ck.config.hash().substr(0, 12) + " vs " + cfg_.hash().substr(0, 12) + ")");
+  {
+    torch::NoGradGuard ng;
+    auto src = ck.model->named_parameters();
+    for (auto& item : model_->named_parameters()) item.value().copy_(src[item.key()]);
+  }
+  load_optimizer_state(path, *optimizer_);
+  step_ = ck.meta.step;
+  tokens_seen_ = ck.meta.tokens_seen;
+}
+
+std::pair<torch::Tensor, torch::Tensor> Trainer::batch(std::int64_t step, int micro) const {
+  const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
+  std::vector<std::int32_t> buf(static_cast<std::size_t>(B) * (T + 1));
+  const auto windows = sampler_.windows(step, micro, B);
+  for (int b = 0; b < B; ++b) train_.read(windows[b].domain, windows[b].start, T + 1, buf.data() + b * (T + 1));
+  auto t = torch::from_blob(buf.data(), {B, T + 1}, torch::kInt32).to(torch::kLong);
+  const auto device = model_->tok_embeddings->weight.device();
+  return {t.narrow(1, 0, T).to(device), t.narrow(1, 1, T).to(device)};
+}
+
+Metrics Trainer::validate() {
+  Metrics m;
+  double nll = 0;
+  std::int64_t tokens = 0;
+  for (int d = 0; d < val_.num_domains(); ++d) {
+    auto r = evaluate_perplexity(*model_, val_, d, cfg_.train.seq_len, cfg_.train.eval_tokens, cfg_.train.batch_size);
+    if (r.tokens == 0) continue;
+    m.emplace_back("val/" + val_.domain_name(d) + "/loss", r.loss());
+    nll += r.nll_sum;
+    tokens += r.tokens;
+  }
+  if (tokens > 0) {
+    m.emplace_back("val/loss", nll / tokens);  // token-weighted over domains
+    m.emplace_back("val/ppl", std::exp(nll / tokens));
+  }
+  return m;
+}
+
+void Trainer::save(std::int64_t step) {
+  CheckpointMeta meta = meta_;
+  meta.step = step;
+  meta.tokens_seen = tokens_seen_;
+  meta.config_json = cfg_.to_json();
+  save_checkpoint(checkpoint_path_, *model_, optimizer_.get(), meta);
+}
+
+TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* stop) {
+  const auto& t = cfg_.train;
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  auto t_last = t_start;
+  double smoothed_tps = 0;
+  TrainResult result;
+  model_->train();
+  const std::int64_t tokens_per_step = static_cast<std::int64_t>(t.batch_size) * t.seq_len * t.grad_accum;
+  const std::int64_t first_step = step_;
+
+  while (step_ < t.max_steps) {
+    if (stop && stop->load()) {
+      result.interrupted = true;
+      break;
+    }
+    const double lr = lr_at(static_cast<int>(step_), t.lr, t.warmup_steps, t.max_steps, t.min_lr_ratio);
+    for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+    optimizer_->zero_grad();
+    double loss_sum = 0, aux_sum = 0;
+    for (int micro = 0; micro < t.grad_accum; ++micro) {
+      auto [x, y] = batch(step_, micro);
+      ForwardContext ctx;
+      auto logits = model_->forward(x, ctx);
+      auto loss = Transformer::lm_loss(logits, y);
+      auto total = loss;
+      if (auto aux = ctx.total_aux_loss(); aux.defined()) {
+        total = total + aux;
+        aux_sum += aux.item<double>();
+      }
+      (total / t.grad_accum).backward();
+      loss_sum += loss.item<double>();
+    }
+    double grad_norm;
+    if (t.grad_clip > 0) grad_norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), t.grad_clip);
+    else grad_norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), std::numeric_limits<double>::infinity());
+    optimizer_->step();
+    ++step_;
+    tokens_seen_ += tokens_per_step;
+
+    const double loss = loss_sum / t.grad_accum;
+    require(std::isfinite(loss), "training diverged: loss is " + std::to_string(loss) + " at step " + std::to_string(step_));
+    const auto now = clock::now();
+    const double dt = std::chrono::duration<double>(now - t_last).count();
+    t_last = now;
+    const double tps = tokens_per_step / std::max(dt, 1e-9);
+    smoothed_tps = (step_ - first_step <= 1) ? tps : 0.9 * smoothed_tps + 0.1 * tps;
+
+    if (cb.on_step) {
+      StepReport r;
+      r.step = step_;
+      r.max_steps = t.max_steps;
+      r.loss = loss;
+      r.lr = lr;
+      r.tokens_per_s = smoothed_tps;
+      r.eta_s = (t.max_steps - step_) * tokens_per_step / std::max(smoothed_tps, 1e-9);
+      cb.on_step(r);
+    }
+    if (cb.on_metrics && (step_ % t.log_every == 0 || step_ == t.max_steps)) {
+      Metrics m{{"train/loss", loss}, {"train/lr", lr}, {"train/grad_norm", grad_norm},
+                {"train/tokens", static_cast<double>(tokens_seen_)}, {"train/tokens_per_s", smoothed_tps}};
+      if (aux_sum != 0) m.emplace_back("train/aux_loss", aux_sum / t.grad_accum);
+      cb.on_metrics(step_, m);
+    }
+    const bool last = step_ == t.max_steps;
+    if ((t.eval_every > 0 && step_ % t.eval_every == 0) || last) {
+      result.final_val = validate();
+      if (cb.on_metrics) cb.on_metrics(step_, result.final_val);
+    }
+    if (step_ % t.checkpoint_every == 0 || last) {
+      save(step_);
+      if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);
+    }
+  }
+  if (result.interrupted) {
+    save(step_);
+    if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);
+  }
+  result.steps = step_;
+  result.tokens_seen = tokens_seen_;
+  result.seconds = std::chrono::duration<double>(clock::now() - t_start).count();
+  return result;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,15 @@
+// Registration of the CLI subcommands (one file each: cmd_<name>.cpp). A subcommand's callback runs
+// during parse and throws moxlab::Error on bad input; main() turns that into one line and exit 1.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace moxlab::cli {
+
+void register_all(CLI::App& app);
+
+void register_config(CLI::App& app);
+void register_train(CLI::App& app);
+void register_generate(CLI::App& app);
+void register_import(CLI::App& app);
+
+}  // namespace moxlab::cli

@@ -1,0 +1,32 @@
+// moxlab: the command-line front end. Each subcommand lives in its own cmd_*.cpp and registers itself
+// here; all of them are thin over core/. Errors print one line and exit non-zero.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include <c10/util/Exception.h>
+
+#include "core/common/error.h"
+#include "experiments/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"moxlab: conditional sparsity in Transformers (MoHD, MoH, ToMoE)"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help of every subcommand");
+  moxlab::cli::register_all(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const moxlab::Error& e) {
+    std::cerr << "moxlab: error: " << e.what() << "\n";
+    return 1;
+  } catch (const c10::Error& e) {
+    std::cerr << "moxlab: error: " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "moxlab: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

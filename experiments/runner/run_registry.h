@@ -1,0 +1,33 @@
+// Registering a run: the row in the run store (config JSON and hash, seed, git revision, data digest,
+// host) and its directory runs/<id>-<name>/ holding config.json and the run's files. Every command
+// that produces results (train, eval, import, probe) goes through here, so every number in a table
+// traces back to one run row.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/model/param_count.h"
+
+namespace moxlab {
+
+struct RegisteredRun {
+  std::int64_t id = -1;
+  std::string dir;    // absolute run directory
+  std::string store;  // run store path
+};
+
+// Git revision of the source tree ("unknown" outside a checkout; "+dirty" when it has changes).
+std::string git_revision();
+
+// Creates the store row (status running) and the run directory with config.json.
+RegisteredRun register_run(const Config& cfg, const std::string& kind, const std::string& note,
+                           const std::string& data_digest = "");
+
+// Finishes an import: records the checkpoint artifact and parameter counts, status finished.
+void finish_import_run(const RegisteredRun& run, const std::string& checkpoint, const ParamCount& params);
+
+// Parameter-count results shared by every run kind: params/total, params/active (non-embedding).
+void record_param_counts(std::int64_t run, const std::string& store, const ParamCount& params);
+
+}  // namespace moxlab

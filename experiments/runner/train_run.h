@@ -1,0 +1,31 @@
+// `moxlab train` as a library call: prepare data (tokenizer + shards), register the run (or find the
+// run to resume), build and train the model, stream metrics into the run store, record final results.
+// A run killed at any point resumes from its last checkpoint with the same data order.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/train/trainer.h"
+
+namespace moxlab {
+
+struct TrainRunOptions {
+  bool resume = false;          // continue the latest unfinished run with the same config hash
+  std::int64_t resume_run = -1; // ... or this run id
+  std::function<void(const StepReport&)> on_step;
+  std::function<void(const std::string&)> log;  // human-readable status lines
+  const std::atomic<bool>* stop = nullptr;      // set by a signal handler: checkpoint and stop
+};
+
+struct TrainRunResult {
+  std::int64_t run_id = -1;
+  std::string checkpoint;
+  TrainResult train;
+};
+
+TrainRunResult run_training(Config cfg, const TrainRunOptions& opts);
+
+}  // namespace moxlab

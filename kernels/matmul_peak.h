@@ -1,0 +1,17 @@
+// The machine's practical matmul peak, measured in-process: the denominator of model FLOP
+// utilisation (MFU). Square float32 GEMMs through LibTorch's BLAS on the configured threads;
+// the best of several timed repeats is the peak (the least disturbed by other load).
+#pragma once
+
+namespace moxlab {
+
+struct MatmulPeak {
+  double gflops = 0.0;   // best repeat
+  double median_gflops = 0.0;
+  int size = 0;          // n of the n x n x n GEMM
+  int repeats = 0;
+};
+
+MatmulPeak measure_matmul_peak(int size = 1024, int repeats = 7, double min_seconds_per_repeat = 0.2);
+
+}  // namespace moxlab

@@ -1,0 +1,64 @@
+// Config loading: TOML, --set overrides, unknown keys, ranges, types and the config hash.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/common/error.h"
+#include "core/config/config.h"
+
+using namespace moxlab;
+
+namespace {
+std::string write_toml(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / "moxlab_tests";
+  std::filesystem::create_directories(dir);
+  auto p = (dir / name).string();
+  std::ofstream(p) << text;
+  return p;
+}
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("TOML and --set overrides resolve into the option structs", "[config]") {
+  auto p = write_toml("ok.toml", "[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 2\n[train]\nlr = 1e-3\n[data]\nextra = [\"mine=/tmp/x.txt\"]\n");
+  Config c = load_config(p, {"train.max_steps=7", "model.tie_embeddings=false", "eval.tasks=arc_easy,piqa"});
+  CHECK(c.model.dim == 64);
+  CHECK(c.train.lr == Approx(1e-3));
+  CHECK(c.train.max_steps == 7);
+  CHECK_FALSE(c.model.tie_embeddings);
+  CHECK(c.eval.tasks == std::vector<std::string>{"arc_easy", "piqa"});
+  CHECK(c.data.extra == std::vector<std::string>{"mine=/tmp/x.txt"});
+  Config back = config_from_json(c.to_json());
+  CHECK(back.to_json() == c.to_json());
+}
+
+TEST_CASE("Bad configs fail with one line naming the problem", "[config]") {
+  auto unknown = write_toml("unknown.toml", "[model]\ndimm = 64\n");
+  std::string e = error_of([&] { load_config(unknown); });
+  CHECK(e.find("unknown config key 'model.dimm'") != std::string::npos);
+  CHECK(e.find("did you mean 'model.dim'") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"train.lr=-1"}); }).find("out of range") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"model.dim=abc"}); }).find("expects a integer") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"model.dim=100", "model.n_heads=3"}); }).find("divisible") != std::string::npos);
+  CHECK(error_of([] { load_config("/no/such/file.toml"); }).find("cannot open config file") != std::string::npos);
+  auto bad = write_toml("bad.toml", "[model\ndim = 1\n");
+  CHECK(error_of([&] { load_config(bad); }).find("bad.toml:1") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"nokey"}); }).find("key=value") != std::string::npos);
+}
+
+TEST_CASE("The config hash ignores run naming but not the recipe", "[config]") {
+  Config a = load_config("", {"run.name=a"});
+  Config b = load_config("", {"run.name=b", "run.out_dir=/tmp/elsewhere"});
+  Config c = load_config("", {"train.seed=2"});
+  CHECK(a.hash() == b.hash());
+  CHECK(a.hash() != c.hash());
+  CHECK(a.hash().size() == 64);
+}
