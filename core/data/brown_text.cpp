@@ -25,7 +25,25 @@ std::string brown_strip_tag(const std::string& token) {
   return token.substr(0, slash);
 }
 
-std::string brown_detokenize(const std::vector<std::string>& words) {
+std::vector<std::string> brown_normalize_punctuation(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (const auto& w : words) {
+    if (w.empty()) continue;
+    if ((w == "?" || w == "!") && !out.empty() && out.back() == w) continue;  // "? ?" -> "?"
+    out.push_back(w);
+  }
+  for (std::size_t i = 0; i + 1 < out.size(); ++i) {
+    const auto& next = out[i + 1];
+    if (out[i] == "''" && (next == "," || next == "." || next == "?" || next == "!")) {
+      std::swap(out[i], out[i + 1]);
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string brown_detokenize(const std::vector<std::string>& raw_words) {
+  const auto words = brown_normalize_punctuation(raw_words);
   std::string out;
   bool glue_next = true;  // no space before the first word
   for (const auto& w : words) {

@@ -6,7 +6,11 @@
 
 namespace moxlab {
 
-// Joins already untagged tokens the way edited English prints them: `` and '' become ", no space
+// This package's Brown files put sentence punctuation after a closing quote (`drink '' ?`) and
+// double question and exclamation marks (`? ?`); both are undone to match the printed originals.
+std::vector<std::string> brown_normalize_punctuation(const std::vector<std::string>& words);
+
+// Joins already untagged tokens (after brown_normalize_punctuation) the way edited English prints them: `` and '' become ", no space
 // before , . ; : ! ? ) ] } '' ' and clitics ('s n't 're ...), no space after `` ( [ { `.
 std::string brown_detokenize(const std::vector<std::string>& words);
 

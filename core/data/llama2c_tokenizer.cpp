@@ -85,6 +85,10 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path) {
       if (lookup_.at(p) == id) merges_.emplace(pair_key(l->second, r->second), id);
     }
   }
+  split_at_spaces_ = true;
+  for (const std::string& p : pieces_)
+    for (std::size_t k = 0; k + 1 < p.size(); ++k)
+      if (p[k] != ' ' && p[k + 1] == ' ') split_at_spaces_ = false;
   identity_ = sha256_hex(data);
 }
 
@@ -95,11 +99,44 @@ std::int32_t Llama2cTokenizer::find_merge(std::int32_t left, std::int32_t right)
 }
 
 std::vector<std::int32_t> Llama2cTokenizer::encode(std::string_view text) const {
-  std::vector<std::int32_t> ids;
-  if (text.empty()) return ids;
-  ids.reserve(text.size() + 1);
-  if (space_id_ >= 0) ids.push_back(space_id_);
+  std::vector<std::int32_t> out;
+  if (text.empty()) return out;
+  out.reserve(text.size() / 2);
+  // The dummy prefix token is the vocabulary's " ", so encoding " " + text gives run.c's sequence.
+  std::string s;
+  s.reserve(text.size() + 1);
+  if (space_id_ >= 0) s += ' ';
+  s.append(text);
+  if (!split_at_spaces_) {
+    encode_segment(s, out);
+    return out;
+  }
+  // No token spans a non-space byte followed by a space, so cutting before each space that follows
+  // a non-space cannot change the result: the greedy merges of separate segments never interact.
+  // Segments repeat (" the"), so a per-call cache does most of the work.
+  std::unordered_map<std::string_view, std::pair<std::uint32_t, std::uint32_t>> cache;
+  std::vector<std::int32_t> flat, seg_ids;
+  std::size_t begin = 0;
+  for (std::size_t i = 1; i <= s.size(); ++i) {
+    if (i < s.size() && !(s[i] == ' ' && s[i - 1] != ' ')) continue;
+    const std::string_view seg(s.data() + begin, i - begin);
+    auto it = cache.find(seg);
+    if (it == cache.end()) {
+      seg_ids.clear();
+      encode_segment(seg, seg_ids);
+      const auto offset = static_cast<std::uint32_t>(flat.size());
+      flat.insert(flat.end(), seg_ids.begin(), seg_ids.end());
+      it = cache.emplace(seg, std::make_pair(offset, static_cast<std::uint32_t>(seg_ids.size()))).first;
+    }
+    out.insert(out.end(), flat.begin() + it->second.first, flat.begin() + it->second.first + it->second.second);
+    begin = i;
+  }
+  return out;
+}
 
+void Llama2cTokenizer::encode_segment(std::string_view text, std::vector<std::int32_t>& out) const {
+  std::vector<std::int32_t> ids;
+  ids.reserve(text.size());
   // Code points as run.c groups them: a lead byte plus the continuation bytes after it, at most 4
   // bytes; a stray continuation byte starts a group of its own.
   const auto is_cont = [](unsigned char c) { return (c & 0xC0) == 0x80; };
@@ -143,10 +180,7 @@ std::vector<std::int32_t> Llama2cTokenizer::encode(std::string_view text) const 
     push(prev[c.left]);
     push(c.left);
   }
-  std::vector<std::int32_t> out;
-  out.reserve(n);
   for (std::int32_t i = 0; i >= 0 && i < n; i = next[i]) out.push_back(ids[i]);
-  return out;
 }
 
 std::string Llama2cTokenizer::token_bytes(std::int32_t id, std::int32_t prev) const {

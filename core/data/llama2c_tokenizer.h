@@ -6,7 +6,8 @@
 // encode() gives the ids llama2.c's run.c encode() gives (without BOS/EOS): a dummy-prefix " "
 // token when the text is non-empty, one token per UTF-8 code point (bytes + 3 when the code point is
 // not in the vocabulary), then repeatedly the adjacent pair whose concatenation is a token with the
-// highest score is merged (leftmost on ties). It runs in O(n log n) instead of run.c's O(n^2).
+// highest score is merged (leftmost on ties). It runs in O(n log n) instead of run.c's O(n^2), and
+// word by word with a per-call cache when the vocabulary allows it (see encode()).
 // decode() treats the ids as following BOS, so the dummy-prefix space is dropped and
 // decode(encode(text)) == text.
 #pragma once
@@ -42,12 +43,15 @@ class Llama2cTokenizer : public Tokenizer {
 
  private:
   std::int32_t find_merge(std::int32_t left, std::int32_t right) const;
+  // run.c's algorithm on one piece of text (no dummy prefix added), appending to out.
+  void encode_segment(std::string_view text, std::vector<std::int32_t>& out) const;
 
   std::vector<std::string> pieces_;
   std::vector<float> scores_;
   std::unordered_map<std::string, std::int32_t> lookup_;  // piece -> id (the lowest id on duplicates)
   std::unordered_map<std::uint64_t, std::int32_t> merges_;  // (left, right) -> id of left+right
   std::int32_t space_id_ = -1;                              // the dummy-prefix token " "
+  bool split_at_spaces_ = false;  // no piece has a space after a non-space: encode word by word
   std::int32_t max_token_length_ = 0;
   std::string identity_;
 };

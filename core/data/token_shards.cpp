@@ -163,11 +163,9 @@ std::int64_t TokenShards::total_bytes(Split split) const {
 void TokenShards::verify() const {
   for (std::size_t i = 0; i < domains_.size(); ++i) {
     for (Split split : {Split::Train, Split::Val}) {
-      const auto& view = views_[2 * i + (split == Split::Train ? 0 : 1)];
       const auto* m = mappings_[2 * i + (split == Split::Train ? 0 : 1)].get();
       Sha256 h;
       if (m->addr) h.update(m->addr, m->length);
-      (void)view;
       const std::string& want = split == Split::Train ? domains_[i].train_sha256 : domains_[i].val_sha256;
       require(h.hex_digest() == want,
               "token shards: " + dir_ + "/" + shard_file_name(domains_[i].name, split) + " does not match its SHA-256 in meta.json");

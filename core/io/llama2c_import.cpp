@@ -80,11 +80,11 @@ ImportedModel import_llama2c(const std::string& model_path, const std::string& t
   auto w2 = per_layer({dim, hidden});
   auto w3 = per_layer({hidden, dim});
   auto rms_final = r.take({dim});
-  r.skip(static_cast<std::int64_t>(seq) * hd);  // legacy freq_cis_real
-  r.skip(static_cast<std::int64_t>(seq) * hd);  // legacy freq_cis_imag (each [seq, hd/2]: 2 * seq*hd/2 = seq*hd)
+  r.skip(static_cast<std::int64_t>(seq) * hd / 2);  // legacy freq_cis_real [seq, hd/2]
+  r.skip(static_cast<std::int64_t>(seq) * hd / 2);  // legacy freq_cis_imag [seq, hd/2]
   torch::Tensor wcls = shared ? emb : r.take({V, dim});
-  require(r.pos() == data.size(), "llama2.c file " + model_path + " has " + std::to_string(data.size() - std::min(r.pos(), data.size())) +
-                                      " unexpected trailing bytes (header does not match the weights)");
+  require(r.pos() == data.size(), "llama2.c file " + model_path + " does not match its header (" +
+                                      std::to_string(data.size()) + " bytes, header implies " + std::to_string(r.pos()) + ")");
 
   model->tok_embeddings->weight.copy_(emb);
   for (int l = 0; l < L; ++l) {

@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <random>
+#include <thread>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "core/common/atomic_file.h"
@@ -90,6 +93,15 @@ RunRecord read_run(SQLite::Statement& q) {
 
 }  // namespace
 
+namespace {
+// The store's state, refusing a moved-from RunStore with an Error instead of a null dereference.
+template <class P>
+auto& live(const P& impl) {
+  require(impl != nullptr, "run store was moved from");
+  return *impl;
+}
+}  // namespace
+
 struct RunStore::Impl {
   std::string path;
   RunStoreOptions options;
@@ -99,7 +111,6 @@ struct RunStore::Impl {
   // Runs f(db) under the mutex; SQLite and JSON failures become one-line Errors naming the file.
   template <class F>
   auto guarded(const std::string& action, F&& f) const -> decltype(f(*db)) {
-    require(db != nullptr, "cannot " + action + ": run store was moved from");
     std::lock_guard<std::mutex> lock(mutex);
     try {
       return f(*db);
@@ -119,6 +130,38 @@ struct RunStore::Impl {
   }
 };
 
+namespace {
+
+// Connects and brings the file to WAL mode and the current schema. Idempotent, so it can be retried.
+std::unique_ptr<SQLite::Database> connect(const std::string& path, const RunStoreOptions& options) {
+  const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  auto db = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
+  if (!options.read_only) {
+    // WAL lets readers and one writer proceed together; the setting is persistent in the file.
+    SQLite::Statement wal(*db, "PRAGMA journal_mode=WAL");
+    wal.executeStep();
+    db->exec("PRAGMA synchronous=NORMAL");  // durable across process crashes; WAL keeps it consistent
+  }
+  db->exec("PRAGMA foreign_keys=ON");  // per connection: metrics of a non-existent run are refused
+  if (options.read_only) {
+    const int version = run_store_schema_version(*db);
+    require(version > 0, "run store " + path + " has no moxlab schema");
+    require(version <= kRunStoreSchemaVersion,
+            "run store " + path + " has schema version " + std::to_string(version) +
+                " but this moxlab understands up to " + std::to_string(kRunStoreSchemaVersion));
+  } else {
+    ensure_run_store_schema(*db, path);
+  }
+  return db;
+}
+
+bool is_busy(const SQLite::Exception& e) {
+  const int code = (e.getExtendedErrorCode() >= 0 ? e.getExtendedErrorCode() : e.getErrorCode()) & 0xff;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+}  // namespace
+
 RunStore::RunStore(const std::string& path, RunStoreOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->options = options;
@@ -128,28 +171,19 @@ RunStore::RunStore(const std::string& path, RunStoreOptions options) : impl_(std
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) make_dirs(parent.string());
   }
-  try {
-    const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    impl_->db = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
-    SQLite::Database& db = *impl_->db;
-    if (!options.read_only) {
-      // WAL lets readers and one writer proceed together; the setting is persistent in the file.
-      SQLite::Statement wal(db, "PRAGMA journal_mode=WAL");
-      wal.executeStep();
-      db.exec("PRAGMA synchronous=NORMAL");  // durable across process crashes; WAL makes it safe
+  // While a brand-new file is still in rollback-journal mode, workers racing to switch it to WAL and
+  // create the schema can deadlock on SQLite's file locks; SQLite then answers SQLITE_BUSY at once
+  // instead of calling the busy handler. Setup is idempotent, so retry it until the busy timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  std::minstd_rand jitter(static_cast<unsigned>(::getpid()));
+  for (;;) {
+    try {
+      impl_->db = connect(path, options);
+      return;
+    } catch (const SQLite::Exception& e) {
+      if (!is_busy(e) || std::chrono::steady_clock::now() >= deadline) throw sqlite_error(e, path, "open");
     }
-    db.exec("PRAGMA foreign_keys=ON");  // per connection: metrics of a non-existent run are refused
-    if (options.read_only) {
-      const int version = run_store_schema_version(db);
-      require(version > 0, "run store " + path + " has no moxlab schema");
-      require(version <= kRunStoreSchemaVersion,
-              "run store " + path + " has schema version " + std::to_string(version) +
-                  " but this moxlab understands up to " + std::to_string(kRunStoreSchemaVersion));
-    } else {
-      ensure_run_store_schema(db, path);
-    }
-  } catch (const SQLite::Exception& e) {
-    throw sqlite_error(e, path, "open");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + jitter() % 20));
   }
 }
 
@@ -157,10 +191,10 @@ RunStore::~RunStore() = default;
 RunStore::RunStore(RunStore&&) noexcept = default;
 RunStore& RunStore::operator=(RunStore&&) noexcept = default;
 
-const std::string& RunStore::path() const { return impl_->path; }
+const std::string& RunStore::path() const { return live(impl_).path; }
 
 int RunStore::schema_version() const {
-  return impl_->guarded("read the schema version", [&](SQLite::Database& db) { return run_store_schema_version(db); });
+  return live(impl_).guarded("read the schema version", [&](SQLite::Database& db) { return run_store_schema_version(db); });
 }
 
 // --- runs -------------------------------------------------------------------------------------------
@@ -168,8 +202,8 @@ int RunStore::schema_version() const {
 std::int64_t RunStore::create_run(const RunRecord& run) {
   const std::string config = run.config_json.empty() ? "{}" : run.config_json;
   require_json(config, "config_json of run '" + run.name + "'");
-  return impl_->guarded("create run '" + run.name + "'", [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  return live(impl_).guarded("create run '" + run.name + "'", [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db,
                         "INSERT INTO runs(name, kind, status, config_json, config_hash, seed, git_rev, data_digest, "
                         "host, error, created_at, started_at, finished_at, parent_run, sweep_id, tags) "
@@ -199,8 +233,8 @@ std::int64_t RunStore::create_run(const RunRecord& run) {
 
 void RunStore::update_status(std::int64_t run, RunStatus status, const std::string& error) {
   const std::string action = "set status of run " + std::to_string(run);
-  impl_->guarded(action, [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded(action, [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     // Resuming (-> running) clears finished_at; the first start and the first end are kept.
     SQLite::Statement q(db,
                         "UPDATE runs SET status = ?1, error = ?2, "
@@ -213,44 +247,44 @@ void RunStore::update_status(std::int64_t run, RunStatus status, const std::stri
     q.bind(3, unix_now());
     q.bind(4, is_terminal(status) ? 1 : 0);
     q.bind(5, static_cast<int64_t>(run));
-    if (q.exec() == 0) impl_->no_run(run);
+    if (q.exec() == 0) live(impl_).no_run(run);
     tx.commit();
   });
 }
 
 void RunStore::set_started(std::int64_t run, std::optional<double> when) {
-  impl_->guarded("set start time of run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("set start time of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "UPDATE runs SET started_at = ? WHERE id = ?");
     q.bind(1, when.value_or(unix_now()));
     q.bind(2, static_cast<int64_t>(run));
-    if (q.exec() == 0) impl_->no_run(run);
+    if (q.exec() == 0) live(impl_).no_run(run);
     tx.commit();
   });
 }
 
 void RunStore::set_finished(std::int64_t run, std::optional<double> when) {
-  impl_->guarded("set finish time of run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("set finish time of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "UPDATE runs SET finished_at = ? WHERE id = ?");
     q.bind(1, when.value_or(unix_now()));
     q.bind(2, static_cast<int64_t>(run));
-    if (q.exec() == 0) impl_->no_run(run);
+    if (q.exec() == 0) live(impl_).no_run(run);
     tx.commit();
   });
 }
 
 RunRecord RunStore::get_run(std::int64_t run) const {
-  return impl_->guarded("read run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
     q.bind(1, static_cast<int64_t>(run));
-    if (!q.executeStep()) impl_->no_run(run);
+    if (!q.executeStep()) live(impl_).no_run(run);
     return read_run(q);
   });
 }
 
 std::vector<RunRecord> RunStore::find_runs(const RunFilter& filter) const {
-  return impl_->guarded("list runs", [&](SQLite::Database& db) {
+  return live(impl_).guarded("list runs", [&](SQLite::Database& db) {
     std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
     if (filter.name) sql += " AND name = :name";
     if (filter.kind) sql += " AND kind = :kind";
@@ -276,8 +310,8 @@ void RunStore::log_metrics(std::int64_t run, std::int64_t step,
                            const std::vector<std::pair<std::string, double>>& values, std::optional<double> wall_time) {
   if (values.empty()) return;
   const double t = wall_time.value_or(unix_now());
-  impl_->guarded("log metrics for run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("log metrics for run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "INSERT INTO metrics(run_id, step, key, value, wall_time) VALUES(?,?,?,?,?)");
     for (const auto& [key, value] : values) {
       q.bind(1, static_cast<int64_t>(run));
@@ -292,8 +326,19 @@ void RunStore::log_metrics(std::int64_t run, std::int64_t step,
   });
 }
 
+void RunStore::delete_metrics_after(std::int64_t run, std::int64_t step) {
+  live(impl_).guarded("delete metrics of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
+    SQLite::Statement q(db, "DELETE FROM metrics WHERE run_id = ? AND step > ?");
+    q.bind(1, static_cast<int64_t>(run));
+    q.bind(2, static_cast<int64_t>(step));
+    q.exec();
+    tx.commit();
+  });
+}
+
 std::vector<MetricPoint> RunStore::metrics(std::int64_t run, const std::string& key) const {
-  return impl_->guarded("read metric " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read metric " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT step, value FROM metrics WHERE run_id = ? AND key = ? ORDER BY step, rowid");
     q.bind(1, static_cast<int64_t>(run));
     q.bind(2, key);
@@ -304,7 +349,7 @@ std::vector<MetricPoint> RunStore::metrics(std::int64_t run, const std::string& 
 }
 
 std::vector<std::string> RunStore::metric_keys(std::int64_t run) const {
-  return impl_->guarded("list metric keys of run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("list metric keys of run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key");
     q.bind(1, static_cast<int64_t>(run));
     std::vector<std::string> out;
@@ -318,8 +363,8 @@ std::vector<std::string> RunStore::metric_keys(std::int64_t run) const {
 void RunStore::put_result(std::int64_t run, const std::string& key, double value, const std::string& meta_json) {
   const std::string meta = meta_json.empty() ? "{}" : meta_json;
   require_json(meta, "meta_json of result " + key);
-  impl_->guarded("store result " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("store result " + key + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db,
                         "INSERT INTO results(run_id, key, value, meta_json) VALUES(?,?,?,?) "
                         "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value, meta_json = excluded.meta_json");
@@ -333,7 +378,7 @@ void RunStore::put_result(std::int64_t run, const std::string& key, double value
 }
 
 std::vector<ResultRecord> RunStore::results(std::int64_t run) const {
-  return impl_->guarded("read results of run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read results of run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT run_id, key, value, meta_json FROM results WHERE run_id = ? ORDER BY key");
     q.bind(1, static_cast<int64_t>(run));
     std::vector<ResultRecord> out;
@@ -346,7 +391,7 @@ std::vector<ResultRecord> RunStore::results(std::int64_t run) const {
 }
 
 std::optional<ResultRecord> RunStore::result(std::int64_t run, const std::string& key) const {
-  return impl_->guarded("read result " + key + " of run " + std::to_string(run),
+  return live(impl_).guarded("read result " + key + " of run " + std::to_string(run),
                         [&](SQLite::Database& db) -> std::optional<ResultRecord> {
                           SQLite::Statement q(db, "SELECT value, meta_json FROM results WHERE run_id = ? AND key = ?");
                           q.bind(1, static_cast<int64_t>(run));
@@ -362,8 +407,8 @@ std::int64_t RunStore::add_artifact(std::int64_t run, const std::string& kind, c
                                     const std::string& meta_json) {
   const std::string meta = meta_json.empty() ? "{}" : meta_json;
   require_json(meta, "meta_json of artifact " + path);
-  return impl_->guarded("add artifact " + path + " to run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  return live(impl_).guarded("add artifact " + path + " to run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "INSERT INTO artifacts(run_id, kind, path, created_at, meta_json) VALUES(?,?,?,?,?)");
     q.bind(1, static_cast<int64_t>(run));
     q.bind(2, kind);
@@ -378,7 +423,7 @@ std::int64_t RunStore::add_artifact(std::int64_t run, const std::string& kind, c
 }
 
 std::vector<ArtifactRecord> RunStore::artifacts(std::int64_t run, const std::string& kind) const {
-  return impl_->guarded("read artifacts of run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read artifacts of run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db,
                         "SELECT id, run_id, kind, path, created_at, meta_json FROM artifacts "
                         "WHERE run_id = ?1 AND (?2 = '' OR kind = ?2) ORDER BY id");
@@ -398,8 +443,8 @@ std::vector<ArtifactRecord> RunStore::artifacts(std::int64_t run, const std::str
 void RunStore::add_items(std::int64_t run, const std::string& task, const std::vector<std::pair<int, std::string>>& items) {
   if (items.empty()) return;
   for (const auto& [idx, payload] : items) require_json(payload, "payload of item " + std::to_string(idx) + " of " + task);
-  impl_->guarded("add items of " + task + " to run " + std::to_string(run), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("add items of " + task + " to run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "INSERT OR REPLACE INTO items(run_id, task, idx, payload_json) VALUES(?,?,?,?)");
     for (const auto& [idx, payload] : items) {
       q.bind(1, static_cast<int64_t>(run));
@@ -414,7 +459,7 @@ void RunStore::add_items(std::int64_t run, const std::string& task, const std::v
 }
 
 std::vector<ItemRecord> RunStore::items(std::int64_t run, const std::string& task) const {
-  return impl_->guarded("read items of " + task + " of run " + std::to_string(run), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read items of " + task + " of run " + std::to_string(run), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT idx, payload_json FROM items WHERE run_id = ? AND task = ? ORDER BY idx");
     q.bind(1, static_cast<int64_t>(run));
     q.bind(2, task);
@@ -429,8 +474,8 @@ std::vector<ItemRecord> RunStore::items(std::int64_t run, const std::string& tas
 std::int64_t RunStore::create_sweep(const std::string& name, const std::string& spec_json) {
   const std::string spec = spec_json.empty() ? "{}" : spec_json;
   require_json(spec, "spec_json of sweep " + name);
-  return impl_->guarded("create sweep " + name, [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  return live(impl_).guarded("create sweep " + name, [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "INSERT INTO sweeps(name, spec_json, created_at) VALUES(?,?,?)");
     q.bind(1, name);
     q.bind(2, spec);
@@ -443,18 +488,18 @@ std::int64_t RunStore::create_sweep(const std::string& name, const std::string& 
 }
 
 SweepRecord RunStore::get_sweep(std::int64_t sweep) const {
-  return impl_->guarded("read sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT id, name, spec_json, created_at FROM sweeps WHERE id = ?");
     q.bind(1, static_cast<int64_t>(sweep));
-    if (!q.executeStep()) throw Error("no sweep with id " + std::to_string(sweep) + " in " + impl_->path);
+    if (!q.executeStep()) throw Error("no sweep with id " + std::to_string(sweep) + " in " + live(impl_).path);
     return SweepRecord{q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
                        q.getColumn(3).getDouble()};
   });
 }
 
 void RunStore::set_sweep_member(std::int64_t sweep, int idx, std::optional<std::int64_t> run, const std::string& status) {
-  impl_->guarded("set member " + std::to_string(idx) + " of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
-    auto tx = impl_->write_transaction();
+  live(impl_).guarded("set member " + std::to_string(idx) + " of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db,
                         "INSERT INTO sweep_members(sweep_id, idx, run_id, status) VALUES(?,?,?,?) "
                         "ON CONFLICT(sweep_id, idx) DO UPDATE SET run_id = excluded.run_id, status = excluded.status");
@@ -468,7 +513,7 @@ void RunStore::set_sweep_member(std::int64_t sweep, int idx, std::optional<std::
 }
 
 std::vector<SweepMember> RunStore::sweep_members(std::int64_t sweep) const {
-  return impl_->guarded("read members of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
+  return live(impl_).guarded("read members of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
     SQLite::Statement q(db, "SELECT sweep_id, idx, run_id, status FROM sweep_members WHERE sweep_id = ? ORDER BY idx");
     q.bind(1, static_cast<int64_t>(sweep));
     std::vector<SweepMember> out;

@@ -56,6 +56,8 @@ class RunStore {
   // All values of one step in one transaction. NaN is stored as NULL and read back as NaN.
   void log_metrics(std::int64_t run, std::int64_t step, const std::vector<std::pair<std::string, double>>& values,
                    std::optional<double> wall_time = std::nullopt);  // default: now
+  // Drops rows after `step`: a resumed run redoes the steps after its checkpoint and logs them again.
+  void delete_metrics_after(std::int64_t run, std::int64_t step);
   // Ordered by step (then insertion order, if a resumed run logged a step twice).
   std::vector<MetricPoint> metrics(std::int64_t run, const std::string& key) const;
   std::vector<std::string> metric_keys(std::int64_t run) const;  // sorted

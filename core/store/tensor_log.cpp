@@ -1,4 +1,4 @@
-// Layout helpers of the tensor log (see tensor_log.h) and the dtype vocabulary.
+// The dtype vocabulary shared by the tensor-log writer and reader.
 #include "core/store/tensor_log.h"
 
 namespace moxlab {
@@ -15,15 +15,4 @@ const char* dtype_name(DType t) {
   return "unknown";
 }
 
-namespace tensor_log {
-
-std::string probe_dataset(const std::string& probe) { return std::string(kProbesGroup) + "/" + probe; }
-
-void write_capture_header(TensorLogWriter& writer, std::int64_t run_id, const std::string& config_json) {
-  writer.set_attr_int("/", kRunIdAttr, run_id);
-  writer.set_attr("/", kConfigAttr, config_json);
-  writer.set_attr_int("/", kLayoutVersionAttr, kLayoutVersion);
-}
-
-}  // namespace tensor_log
 }  // namespace moxlab

@@ -328,7 +328,7 @@ void TensorLogWriter::append_raw(const std::string& name_in, DType dtype, const 
     Hid dapl(h5::check(H5Pcreate(H5P_DATASET_ACCESS), "cannot create HDF5 property list"), H5Pclose);
     const std::vector<hsize_t> chunk = chunk_shape(dims, element_size(dtype), m.options.chunk_rows, m.options.max_chunk_bytes);
     const std::size_t chunk_bytes = h5::element_count(chunk) * element_size(dtype);
-    h5::check_status(H5Pset_chunk_cache(dapl.get(), 521, std::max<std::size_t>(1u << 20, 2 * chunk_bytes), 1.0),
+    h5::check_status(H5Pset_chunk_cache(dapl.get(), 521, std::max<std::size_t>(1u << 20, chunk_bytes + chunk_bytes / 4), 1.0),
                      "cannot set HDF5 chunk cache");
     Appendable a;
     a.dataset = Hid(h5::check(H5Dcreate2(file, name.c_str(), h5::file_type(dtype), space.get(), m.lcpl.get(),

@@ -20,7 +20,9 @@ namespace moxlab {
 struct TensorLogOptions {
   int deflate_level = 4;                      // 0 disables compression
   std::uint64_t chunk_rows = 256;             // rows per chunk of appendable datasets...
-  std::uint64_t max_chunk_bytes = 4u << 20;   // ...reduced so one chunk stays below this size
+  std::uint64_t max_chunk_bytes = 1u << 20;   // ...reduced so one chunk stays below this size.
+  // Each open appendable dataset caches about one chunk, so a capture with many taps holds roughly
+  // (number of appendable datasets) x max_chunk_bytes in memory until finish().
 };
 
 class TensorLogWriter {

@@ -7,6 +7,10 @@ void register_all(CLI::App& app) {
   register_train(app);
   register_generate(app);
   register_import(app);
+  register_eval(app);
+  register_probe(app);
+  register_runs(app);
+  register_bench(app);
 }
 
 }  // namespace moxlab::cli

@@ -11,5 +11,9 @@ void register_config(CLI::App& app);
 void register_train(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_import(CLI::App& app);
+void register_eval(CLI::App& app);
+void register_probe(CLI::App& app);
+void register_runs(CLI::App& app);
+void register_bench(CLI::App& app);
 
 }  // namespace moxlab::cli

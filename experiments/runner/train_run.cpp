@@ -79,7 +79,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
   try {
-    ShardTokenSource train(data.shards_dir, Split::train), val(data.shards_dir, Split::val);
+    ShardTokenSource train(data.shards_dir, Split::Train), val(data.shards_dir, Split::Val);
     auto model = std::make_shared<Transformer>(cfg.model);
     model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
     model->to(device);

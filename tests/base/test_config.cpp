@@ -29,7 +29,7 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST_CASE("TOML and --set overrides resolve into the option structs", "[config]") {
   auto p = write_toml("ok.toml", "[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 2\n[train]\nlr = 1e-3\n[data]\nextra = [\"mine=/tmp/x.txt\"]\n");
-  Config c = load_config(p, {"train.max_steps=7", "model.tie_embeddings=false", "eval.tasks=arc_easy,piqa"});
+  Config c = load_config(p, {"train.max_steps=7", "train.warmup_steps=2", "model.tie_embeddings=false", "eval.tasks=arc_easy,piqa"});
   CHECK(c.model.dim == 64);
   CHECK(c.train.lr == Approx(1e-3));
   CHECK(c.train.max_steps == 7);

@@ -123,6 +123,11 @@ TEST_CASE("RunStore round-trips runs, metrics, results, artifacts, items and swe
   CHECK(store.metrics(id, "lr").size() == 2);
   CHECK(store.metric_keys(id) == std::vector<std::string>{"loss", "lr"});
   CHECK(store.metrics(child, "loss").empty());
+  store.log_metrics(child, 1, {{"loss", 2.0}});
+  store.log_metrics(child, 2, {{"loss", 1.0}});
+  store.delete_metrics_after(child, 1);  // a resumed run drops what it will log again
+  REQUIRE(store.metrics(child, "loss").size() == 1);
+  CHECK(store.metrics(child, "loss")[0].step == 1);
 
   // Results upsert on (run, key) and carry their metric definition.
   const std::string meta = R"({"metric":"acc_norm","split":"test","n":2376,"definition":"length-normalised"})";
@@ -192,7 +197,7 @@ TEST_CASE("RunStore round-trips runs, metrics, results, artifacts, items and swe
   // Reopening finds everything; the schema step is idempotent. The file is plain SQLite in WAL mode.
   RunStore again(path);
   CHECK(again.get_run(id).tags == std::vector<std::string>{"moe", "smoke"});
-  CHECK(count_rows(path, "SELECT count(*) FROM metrics") == 5);
+  CHECK(count_rows(path, "SELECT count(*) FROM metrics") == 6);
   CHECK(count_rows(path, "SELECT count(*) FROM items WHERE task = 'arc_easy'") == 500);
   CHECK(count_rows(path, "SELECT count(*) FROM metrics WHERE value IS NULL") == 1);  // the NaN
   SQLite::Database raw(path, SQLite::OPEN_READONLY);

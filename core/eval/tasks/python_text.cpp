@@ -7,7 +7,7 @@ bool python_isspace(char32_t cp) {
   // ASCII information separators U+001C..U+001F), checked against CPython 3.11.
   if (cp >= 0x09 && cp <= 0x0D) return true;
   if (cp >= 0x1C && cp <= 0x20) return true;
-  
+  if (cp == 0x85 || cp == 0xA0 || cp == 0x1680) return true;
   if (cp >= 0x2000 && cp <= 0x200A) return true;
   return cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }

@@ -1,0 +1,76 @@
+// `moxlab probe --run ID|--checkpoint P --taps 'blocks.*.attn.out,...' --tokens N --out FILE.h5`
+// Captures activations on held-out text into an HDF5 tensor log (layout: core/probe/capture.h) and
+// records it as an artifact of the run.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/data/dataset.h"
+#include "core/data/tokenizer.h"
+#include "core/model/probe_recorder.h"
+#include "core/model/torch_threads.h"
+#include "core/probe/capture.h"
+#include "core/store/run_store.h"
+#include "experiments/cli/commands.h"
+#include "experiments/runner/checkpoint_ref.h"
+
+namespace moxlab::cli {
+
+namespace {
+struct ProbeArgs {
+  CheckpointRef ref;
+  CaptureOptions capture;
+  std::string out;
+  int threads = 0;
+  bool list = false;
+};
+}  // namespace
+
+void register_probe(CLI::App& app) {
+  auto a = std::make_shared<ProbeArgs>();
+  auto* cmd = app.add_subcommand("probe", "Capture activations of named taps to HDF5");
+  cmd->add_option("--run", a->ref.run_id, "run id");
+  cmd->add_option("--checkpoint", a->ref.checkpoint, "checkpoint file");
+  cmd->add_option("--store", a->ref.store, "run store")->capture_default_str();
+  cmd->add_option("--taps", a->capture.taps, "comma-separated globs over tap names")->capture_default_str();
+  cmd->add_option("--tokens", a->capture.tokens, "token budget over all domains")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seq-len", a->capture.seq_len, "window length")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--domains", a->capture.domains, "only these domains")->delimiter(',');
+  cmd->add_option("--out", a->out, "HDF5 file to write");
+  cmd->add_option("--threads", a->threads, "LibTorch threads (0: all cores)");
+  cmd->add_flag("--list-taps", a->list, "print the tap names of the model and exit");
+  cmd->callback([a]() {
+    set_torch_threads(a->threads);
+    ResolvedCheckpoint ck = resolve_checkpoint(a->ref, "capture");
+    auto& model = *ck.loaded.model;
+    if (a->list) {
+      for (const auto& n : dense_tap_names(model.options().n_layers)) std::cout << n << "\n";
+      return;
+    }
+    require(!a->out.empty(), "--out FILE.h5 is required");
+    auto tok = load_tokenizer(ck.loaded.meta.tokenizer_spec);
+    DataOptions data = ck.loaded.config.data;
+    data.tokenizer = ck.loaded.meta.tokenizer_spec;
+    PreparedData prepared = prepare_data(data, [](const std::string& s) { std::cerr << s << "\n"; });
+    ShardTokenSource val(prepared.shards_dir, Split::Val);
+    TensorLogWriter writer(a->out);
+    writer.set_attr_int("/", "run_id", ck.run_id);
+    writer.set_attr("/", "config", ck.loaded.config.to_json());
+    writer.set_attr("/", "tokenizer", ck.loaded.meta.tokenizer_spec);
+    writer.set_attr("/", "checkpoint", ck.path);
+    CaptureSummary s = capture_activations(model, *tok, val, a->capture, writer);
+    writer.finish();
+    RunStore store(a->ref.store);
+    const std::string abs = std::filesystem::absolute(a->out).string();
+    store.add_artifact(ck.run_id, "capture", abs,
+                       nlohmann::json{{"taps", a->capture.taps}, {"tokens", s.tokens}, {"tap_names", s.taps},
+                                      {"domains", s.domains}}.dump());
+    if (ck.new_run) store.update_status(ck.run_id, RunStatus::finished);
+    std::cout << "run " << ck.run_id << ": captured " << s.tokens << " tokens x " << s.taps.size() << " taps -> " << abs << "\n";
+  });
+}
+
+}  // namespace moxlab::cli

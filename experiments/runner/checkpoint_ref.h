@@ -1,0 +1,28 @@
+// Resolving what a command acts on: `--run ID` (the run's recorded checkpoint) or `--checkpoint PATH`,
+// and the run that results are attached to (the checkpoint's own run when the store knows it,
+// otherwise a new run of the given kind registered here).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/train/checkpoint.h"
+
+namespace moxlab {
+
+struct CheckpointRef {
+  std::int64_t run_id = -1;  // -1: resolve from the checkpoint
+  std::string checkpoint;
+  std::string store = "runs/runs.db";
+};
+
+struct ResolvedCheckpoint {
+  LoadedCheckpoint loaded;
+  std::string path;
+  std::int64_t run_id = -1;  // run that results go to
+  bool new_run = false;      // registered here: the caller marks it finished or failed
+};
+
+// Loads the checkpoint; when it belongs to no run in the store, registers a `kind` run for it.
+ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::string& kind);
+
+}  // namespace moxlab

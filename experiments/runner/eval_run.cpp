@@ -1,0 +1,126 @@
+#include "experiments/runner/eval_run.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/atomic_file.h"
+#include "core/common/error.h"
+#include "core/common/paths.h"
+#include "core/data/dataset.h"
+#include "core/data/tokenizer.h"
+#include "core/eval/perplexity.h"
+#include "core/eval/scorer.h"
+#include "core/eval/tasks/zeroshot.h"
+#include "core/model/torch_threads.h"
+#include "core/store/run_store.h"
+
+namespace moxlab {
+
+namespace {
+
+const char* kPplDefinition =
+    "token-level perplexity exp(mean NLL) over non-overlapping windows of train.seq_len tokens (context "
+    "restarts each window); bpb = NLL / (ln 2 * UTF-8 bytes)";
+
+void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& key, double value,
+         double std_err, const nlohmann::json& meta) {
+  nlohmann::json m = meta;
+  if (std::isfinite(std_err)) m["stderr"] = std_err;
+  store.put_result(run, key, value, m.dump());
+  res.lines.push_back({key, value, std_err, m.value("definition", "")});
+}
+
+void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& name,
+                    const PerplexityResult& r, const std::string& split) {
+  nlohmann::json meta{{"split", split}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"definition", kPplDefinition}};
+  meta["metric"] = "ppl";
+  put(store, run, res, "ppl/" + name, r.ppl(), NAN, meta);
+  meta["metric"] = "loss";
+  put(store, run, res, "loss/" + name, r.loss(), NAN, meta);
+  if (r.bytes > 0) {
+    meta["metric"] = "bpb";
+    put(store, run, res, "bpb/" + name, r.bpb(), NAN, meta);
+  }
+}
+
+}  // namespace
+
+EvalRunResult run_evaluation(const EvalRunOptions& opts) {
+  auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
+  set_torch_threads(opts.threads);
+  ResolvedCheckpoint ck = resolve_checkpoint(opts.ref, "eval");
+  RunStore store(opts.ref.store);
+  EvalRunResult res;
+  res.run_id = ck.run_id;
+  try {
+    Transformer& model = *ck.loaded.model;
+    model.eval();
+    const Config& cfg = ck.loaded.config;
+    auto tok = load_tokenizer(ck.loaded.meta.tokenizer_spec);
+    const int seq_len = cfg.train.seq_len;
+
+    if (opts.perplexity) {
+      DataOptions data = cfg.data;
+      data.tokenizer = ck.loaded.meta.tokenizer_spec;  // the model's own vocabulary, never retrained
+      PreparedData prepared = prepare_data(data, log);
+      ShardTokenSource val(prepared.shards_dir, Split::Val);
+      PerplexityResult all;
+      for (int d = 0; d < val.num_domains(); ++d) {
+        auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size);
+        put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d), r, "val");
+        all.nll_sum += r.nll_sum;
+        all.tokens += r.tokens;
+        all.bytes += r.bytes;
+      }
+      put_perplexity(store, ck.run_id, res, "val/all", all, "val (token-weighted over domains)");
+    }
+
+    if (opts.wikitext) {
+      const std::string dir = shared_data_dir();
+      if (dir.empty()) {
+        log("skipping WikiText-2: shared data folder not found");
+      } else {
+        const std::string text = read_file(dir + "/eval/wikitext2_test.raw");
+        VectorTokenSource src;
+        src.add("wikitext2", tok->encode(text), static_cast<std::int64_t>(text.size()));
+        auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size);
+        put_perplexity(store, ck.run_id, res, "wikitext2", r, "test (2891 non-empty rows)");
+      }
+    }
+
+    const bool skip_tasks = opts.tasks.size() == 1 && opts.tasks[0] == "none";
+    if (!skip_tasks) {
+      if (shared_data_dir().empty()) {
+        log("skipping zero-shot tasks: shared data folder not found");
+      } else {
+        std::vector<std::string> names = opts.tasks;
+        if (names.empty())
+          for (const auto& spec : task_registry()) names.push_back(spec.name);
+        auto score = make_model_scorer(model, model.options().max_seq_len, opts.batch_size);
+        TaskOptions topts;
+        topts.limit = opts.limit;
+        for (const auto& name : names) {
+          const TaskSpec& spec = find_task(name);
+          log("task " + name + " ...");
+          TaskResult tr = run_task(spec, *tok, score, topts);
+          for (const auto& m : tr.metrics) {
+            nlohmann::json meta{{"metric", m.name}, {"split", tr.split}, {"n", tr.n_items},
+                                {"definition", m.definition}, {"setup", tr.setup}};
+            put(store, ck.run_id, res, name + "/" + m.name, m.value, m.std_err, meta);
+          }
+          std::vector<std::pair<int, std::string>> items;
+          for (const auto& row : tr.audit) items.emplace_back(static_cast<int>(row.item), row.to_json());
+          store.add_items(ck.run_id, name, items);
+        }
+      }
+    }
+    if (ck.new_run) store.update_status(ck.run_id, RunStatus::finished);
+  } catch (const std::exception& e) {
+    if (ck.new_run) store.update_status(ck.run_id, RunStatus::failed, e.what());
+    throw;
+  }
+  return res;
+}
+
+}  // namespace moxlab

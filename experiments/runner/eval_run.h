@@ -1,0 +1,39 @@
+// `moxlab eval` as a library call: perplexity per domain on the validation splits, WikiText-2 test
+// perplexity and the zero-shot tasks (lm-evaluation-harness conventions), stored as results of the run
+// with their metric definitions, and per-item log-likelihoods stored as audit rows.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiments/runner/checkpoint_ref.h"
+
+namespace moxlab {
+
+struct EvalRunOptions {
+  CheckpointRef ref;
+  std::vector<std::string> tasks;   // empty: all registered tasks; "none": skip zero-shot
+  int limit = 0;                    // first N items per task
+  bool perplexity = true;           // per-domain val perplexity
+  bool wikitext = true;
+  std::int64_t max_val_tokens = 0;  // per domain (0: all)
+  int batch_size = 16;
+  int threads = 0;
+  std::function<void(const std::string&)> log;
+};
+
+struct EvalLine {
+  std::string key;
+  double value;
+  double std_err;  // NaN when not applicable
+  std::string definition;
+};
+
+struct EvalRunResult {
+  std::int64_t run_id = -1;
+  std::vector<EvalLine> lines;
+};
+
+EvalRunResult run_evaluation(const EvalRunOptions& opts);
+
+}  // namespace moxlab
