@@ -16,15 +16,15 @@ APT_PACKAGES=(
   # storage
   libhdf5-dev libsqlitecpp-dev libsqlite3-dev sqlite3 zlib1g-dev
   # config, CLI, JSON, tokenizer
-  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libsentencepiece-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libsentencepiece-dev libpcre2-dev
   # tests and benchmarks
   catch2 libbenchmark-dev
   # viewer
   libimgui-dev libglfw3-dev libstb-dev libgl-dev xvfb xauth
   # package-shipped corpora and datasets
-  bible-kjv-text libpython3.11-stdlib python3.11-doc dataset-fashion-mnist wordnet-base
-  # npm for the npm-shipped corpora
-  nodejs npm
+  bible-kjv bible-kjv-text libpython3.11-stdlib python3.11-doc dataset-fashion-mnist wordnet-base
+  # npm for the npm-shipped corpora; h5py for the HDF5 readability test
+  nodejs npm python3-h5py
 )
 
 export DEBIAN_FRONTEND=noninteractive

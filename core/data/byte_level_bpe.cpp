@@ -14,7 +14,10 @@ namespace {
 
 // Out-of-range ids become -1 so the constructor's validation reports them instead of wrapping.
 std::int32_t checked_id(const nlohmann::json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > INT32_MAX ? -1 : static_cast<std::int32_t>(v.get<std::uint64_t>());
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    return u > INT32_MAX ? -1 : static_cast<std::int32_t>(u);
+  }
   const auto x = v.get<std::int64_t>();
   return x < 0 || x > INT32_MAX ? -1 : static_cast<std::int32_t>(x);
 }

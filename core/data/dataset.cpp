@@ -1,9 +1,6 @@
 #include "core/data/dataset.h"
 
-#include <sys/stat.h>
-
 #include <filesystem>
-#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/data/bpe_trainer.h"
+#include "core/data/corpus_spec.h"
 #include "core/data/corpus_split.h"
 #include "core/data/package_corpus.h"
 #include "core/data/shard_writer.h"
@@ -21,31 +19,11 @@ namespace moxlab {
 
 namespace {
 
-// What determines the documents and their split. User files enter by path, size and mtime.
-std::string corpus_key(const DataOptions& o) {
-  nlohmann::json j{{"corpus", o.corpus}, {"jsonl_field", o.jsonl_field}, {"cap", o.domain_cap_bytes},
-                   {"val_fraction", o.val_fraction}, {"seed", o.split_seed}, {"version", 1}};
-  for (const auto& e : o.extra) {
-    UserCorpus u = parse_user_corpus(e);
-    nlohmann::json files = nlohmann::json::array();
-    for (const auto& f : user_corpus_files(u.path)) {
-      struct stat st {};
-      ::stat(f.c_str(), &st);
-      files.push_back({f, static_cast<std::int64_t>(st.st_size), static_cast<std::int64_t>(st.st_mtime)});
-    }
-    j["extra"].push_back({{"domain", u.domain}, {"files", files}});
-  }
-  return sha256_hex(j.dump());
-}
-
 CorpusSplit build_split(const DataOptions& o, const std::function<void(const std::string&)>& log) {
   std::vector<Document> docs;
   if (o.corpus == "default") {
     PackageCorpusOptions p;
     p.domain_cap_bytes = o.domain_cap_bytes;
-    auto missing = missing_corpus_packages(p);
-    require(missing.empty(), "the default corpus needs " + (missing.empty() ? "" : missing.front()) +
-                                 " (run scripts/setup.sh to install the package-shipped corpora)");
     docs = build_package_corpus(p);
   }
   UserCorpusOptions uo;
@@ -73,12 +51,10 @@ std::string absolute_spec(const std::string& spec) {
 PreparedData prepare_data(const DataOptions& o, const std::function<void(const std::string&)>& log) {
   make_dirs(o.cache_dir);
   const std::string cache = std::filesystem::absolute(o.cache_dir).string();
-  const std::string ckey = corpus_key(o);
-  std::optional<CorpusSplit> split;  // built only when something is missing from the cache
-  auto get_split = [&]() -> const CorpusSplit& {
-    if (!split) split = build_split(o, log);
-    return *split;
-  };
+  // The key hashes every document of the split (about a second to rebuild), so an updated package
+  // or edited user file is never served from a stale cache.
+  const CorpusSplit split = build_split(o, log);
+  const std::string ckey = corpus_split_digest(split);
 
   PreparedData out;
   if (o.tokenizer == "bpe") {
@@ -86,7 +62,7 @@ PreparedData prepare_data(const DataOptions& o, const std::function<void(const s
     const std::string path = cache + "/bpe-" + key.substr(0, 16) + ".json";
     if (!file_exists(path)) {
       if (log) log("training byte-level BPE (vocab " + std::to_string(o.bpe_vocab_size) + ") on the train split ...");
-      ByteLevelBpe bpe = train_byte_level_bpe(train_texts(get_split(), o.bpe_train_bytes), o.bpe_vocab_size);
+      ByteLevelBpe bpe = train_byte_level_bpe(train_texts(split, o.bpe_train_bytes), o.bpe_vocab_size);
       bpe.save(path);
     }
     out.tokenizer_spec = "bpe:" + path;
@@ -99,7 +75,7 @@ PreparedData prepare_data(const DataOptions& o, const std::function<void(const s
   out.shards_dir = cache + "/shards-" + skey.substr(0, 16);
   if (!file_exists(out.shards_dir + "/meta.json")) {
     if (log) log("tokenizing corpus into " + out.shards_dir + " ...");
-    write_token_shards(get_split(), *tok, out.shards_dir);
+    write_token_shards(split, *tok, out.shards_dir);
   }
   out.digest = TokenShards::open(out.shards_dir).digest();
   return out;

@@ -12,6 +12,7 @@
 #include "core/eval/perplexity.h"
 #include "core/eval/scorer.h"
 #include "core/eval/tasks/zeroshot.h"
+#include "core/eval/unigram_baseline.h"
 #include "core/model/torch_threads.h"
 #include "core/store/run_store.h"
 
@@ -64,16 +65,24 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       DataOptions data = cfg.data;
       data.tokenizer = ck.loaded.meta.tokenizer_spec;  // the model's own vocabulary, never retrained
       PreparedData prepared = prepare_data(data, log);
-      ShardTokenSource val(prepared.shards_dir, Split::Val);
-      PerplexityResult all;
+      ShardTokenSource train(prepared.shards_dir, Split::Train), val(prepared.shards_dir, Split::Val);
+      const UnigramBaseline unigram(train, cfg.model.vocab_size);
+      PerplexityResult all, all_unigram;
+      auto accumulate = [](PerplexityResult& sum, const PerplexityResult& r) {
+        sum.nll_sum += r.nll_sum;
+        sum.tokens += r.tokens;
+        sum.bytes += r.bytes;
+      };
       for (int d = 0; d < val.num_domains(); ++d) {
         auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size);
         put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d), r, "val");
-        all.nll_sum += r.nll_sum;
-        all.tokens += r.tokens;
-        all.bytes += r.bytes;
+        auto u = unigram.evaluate(val, d, opts.max_val_tokens);
+        put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
+        accumulate(all, r);
+        accumulate(all_unigram, u);
       }
       put_perplexity(store, ck.run_id, res, "val/all", all, "val (token-weighted over domains)");
+      put_perplexity(store, ck.run_id, res, "unigram/val/all", all_unigram, "val (add-one unigram of train tokens)");
     }
 
     if (opts.wikitext) {

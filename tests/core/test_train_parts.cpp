@@ -1,6 +1,6 @@
 // Trainer pieces with exact expected values: the LR schedule, the deterministic data order,
 // checkpoints (round trip, truncation), chunked perplexity and the zero-shot scorer.
-#include <catch2/catch.hpp>
+#include "tests/core/torch_catch.h"
 
 #include <cmath>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/eval/perplexity.h"
 #include "core/eval/scorer.h"
+#include "core/eval/unigram_baseline.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/checkpoint.h"
 #include "core/train/lr_schedule.h"
@@ -121,4 +122,16 @@ TEST_CASE("The model scorer sums continuation log-probs and detects greedy conti
   CHECK(res[1].logprob == Approx(-std::log(10.0)));
   CHECK_FALSE(res[1].greedy);
   CHECK(res[2].logprob == Approx(-3 * std::log(10.0)));  // left-truncated to 9 tokens, still scored
+}
+
+TEST_CASE("The unigram baseline is add-one smoothed train frequency", "[eval]") {
+  VectorTokenSource train, val;
+  train.add("d", {0, 0, 1, 2});     // counts+1: 3, 2, 2, 1 over 4 + 4 = 8
+  val.add("d", {3, 0, 1});          // scored: tokens 0 and 1 (the first is context only)
+  UnigramBaseline u(train, 4);
+  CHECK(u.log_prob(0) == Approx(std::log(3.0 / 8)));
+  CHECK(u.log_prob(3) == Approx(std::log(1.0 / 8)));
+  auto r = u.evaluate(val, 0, 0);
+  CHECK(r.tokens == 2);
+  CHECK(r.nll_sum == Approx(-std::log(3.0 / 8) - std::log(2.0 / 8)));
 }

@@ -1,0 +1,52 @@
+#include "tests/core/cli_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace moxlab::testing {
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+CliResult run_cli(const std::string& args, const std::string& dir) {
+  const std::string out = dir + "/.cli_out", err = dir + "/.cli_err";
+  const std::string cmd = "cd '" + dir + "' && '" MOXLAB_CLI "' " + args + " > '" + out + "' 2> '" + err + "'";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string scratch_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("moxlab_e2e_" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string write_micro_config(const std::string& dir, int max_steps) {
+  const std::string path = dir + "/micro.toml";
+  std::ofstream(path) << "[run]\nname = \"micro\"\n"
+                         "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nmax_seq_len = 64\n"
+                         "[data]\ndomain_cap_bytes = 150000\nbpe_vocab_size = 512\nbpe_train_bytes = 400000\n"
+                         "cache_dir = \"cache\"\n"
+                         "[train]\nbatch_size = 16\nseq_len = 64\nlr = 5e-3\nwarmup_steps = 10\n"
+                         "max_steps = " << max_steps << "\neval_every = " << max_steps / 3 << "\neval_tokens = 4096\n"
+                         "checkpoint_every = 20\nlog_every = 10\nthreads = 1\n";
+  return path;
+}
+
+}  // namespace moxlab::testing

@@ -1,0 +1,22 @@
+// Helpers for end-to-end tests: run the moxlab CLI as a subprocess, make a private scratch folder,
+// and write the micro training config (real package text, a model small enough to train in seconds).
+#pragma once
+#include <string>
+
+namespace moxlab::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `moxlab <args>` in dir (a shell command line; quote arguments yourself).
+CliResult run_cli(const std::string& args, const std::string& dir);
+
+// A fresh folder for this test process.
+std::string scratch_dir(const std::string& name);
+
+// Writes micro.toml into dir: default corpus capped per domain, BPE 512, dim 64, 2 layers.
+std::string write_micro_config(const std::string& dir, int max_steps);
+
+}  // namespace moxlab::testing
