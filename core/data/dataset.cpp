@@ -2,43 +2,18 @@
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/data/bpe_trainer.h"
 #include "core/data/corpus_spec.h"
 #include "core/data/corpus_split.h"
-#include "core/data/package_corpus.h"
-#include "core/data/shard_writer.h"
+#include "core/data/shard_cache.h"
 #include "core/data/tokenizer.h"
-#include "core/data/user_corpus.h"
 
 namespace moxlab {
 
 namespace {
-
-CorpusSplit build_split(const DataOptions& o, const std::function<void(const std::string&)>& log) {
-  std::vector<Document> docs;
-  if (o.corpus == "default") {
-    PackageCorpusOptions p;
-    p.domain_cap_bytes = o.domain_cap_bytes;
-    docs = build_package_corpus(p);
-  }
-  UserCorpusOptions uo;
-  uo.jsonl_field = o.jsonl_field;
-  for (const auto& e : o.extra) {
-    auto more = read_user_corpus(parse_user_corpus(e), uo);
-    docs.insert(docs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  }
-  SplitOptions so;
-  so.val_fraction = o.val_fraction;
-  so.seed = static_cast<std::uint64_t>(o.split_seed);
-  CorpusSplit split = split_corpus(std::move(docs), so);
-  if (log) log("corpus: " + std::to_string(split.domains.size()) + " domains");
-  return split;
-}
 
 std::string absolute_spec(const std::string& spec) {
   auto colon = spec.find(':');
@@ -51,10 +26,12 @@ std::string absolute_spec(const std::string& spec) {
 PreparedData prepare_data(const DataOptions& o, const std::function<void(const std::string&)>& log) {
   make_dirs(o.cache_dir);
   const std::string cache = std::filesystem::absolute(o.cache_dir).string();
-  // The key hashes every document of the split (about a second to rebuild), so an updated package
-  // or edited user file is never served from a stale cache.
-  const CorpusSplit split = build_split(o, log);
-  const std::string ckey = corpus_split_digest(split);
+  // Cache keys hash every document of the split (about a second to rebuild), so an updated
+  // package or edited user file is never served from a stale cache.
+  const CorpusSpec spec = corpus_spec_from_options(o);
+  const CorpusSplit split = build_split_corpus(spec);
+  if (log) log("corpus: " + std::to_string(split.domains.size()) + " domains");
+  const std::string ckey = sha256_hex(corpus_spec_json(spec) + "|" + corpus_split_digest(split));
 
   PreparedData out;
   if (o.tokenizer == "bpe") {
@@ -71,12 +48,7 @@ PreparedData prepare_data(const DataOptions& o, const std::function<void(const s
   }
   auto tok = load_tokenizer(out.tokenizer_spec);
 
-  const std::string skey = sha256_hex(ckey + "|" + tok->kind() + "|" + tok->identity());
-  out.shards_dir = cache + "/shards-" + skey.substr(0, 16);
-  if (!file_exists(out.shards_dir + "/meta.json")) {
-    if (log) log("tokenizing corpus into " + out.shards_dir + " ...");
-    write_token_shards(split, *tok, out.shards_dir);
-  }
+  out.shards_dir = build_or_open_shards(spec, split, *tok, cache);
   out.digest = TokenShards::open(out.shards_dir).digest();
   return out;
 }

@@ -3,15 +3,11 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/data/splitmix64.h"
 
 namespace moxlab {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+std::uint64_t splitmix64(std::uint64_t x) { return SplitMix64(x).next(); }
 
 BatchSampler::BatchSampler(std::vector<std::int64_t> domain_tokens, int window, std::uint64_t seed)
     : window_(window), seed_(seed) {

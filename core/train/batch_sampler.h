@@ -28,7 +28,7 @@ class BatchSampler {
   std::uint64_t seed_;
 };
 
-// splitmix64: a tiny, well-mixed, platform-independent generator (Steele et al. 2014).
+// One splitmix64 output for seed x (core/data/splitmix64.h): a stateless hash for data order.
 std::uint64_t splitmix64(std::uint64_t x);
 
 }  // namespace moxlab
