@@ -21,26 +21,14 @@
 #include "core/data/package_sources.h"
 #include "core/data/splitmix64.h"
 #include "core/data/user_corpus.h"
+#include "tests/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using namespace moxlab;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("moxlab_corpus_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = moxlab::testing::ScratchDir;
 
 void write(const std::string& path, const std::string& content) {
   fs::create_directories(fs::path(path).parent_path());

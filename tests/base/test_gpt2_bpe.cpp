@@ -116,26 +116,26 @@ TEST_CASE("Gpt2Bpe agrees with the gpt-3-encoder npm package (node) on real text
 
 TEST_CASE("Gpt2Bpe: missing and malformed files throw moxlab::Error", "[tokenizer][gpt2]") {
   ScratchDir dir("gpt2-bad");
-  CHECK_THROWS_WITH(Gpt2Bpe(dir.path()), Catch::Contains("encoder.json"));
+  CHECK_THROWS_WITH(Gpt2Bpe(dir.path.string()), Catch::Contains("encoder.json"));
   const std::string real = gpt2_dir();
   if (real.empty()) return;
   const std::string enc = moxlab::test::read_prefix(real + "/encoder.json");
   const std::string bpe = moxlab::test::read_prefix(real + "/vocab.bpe");
   moxlab::test::write_bytes(dir.file("encoder.json"), enc);
-  CHECK_THROWS_WITH(Gpt2Bpe(dir.path()), Catch::Contains("vocab.bpe"));
+  CHECK_THROWS_WITH(Gpt2Bpe(dir.path.string()), Catch::Contains("vocab.bpe"));
   // A copy of the real files loads and gives the same identity.
   moxlab::test::write_bytes(dir.file("vocab.bpe"), bpe);
-  if (const Gpt2Bpe* tok = gpt2()) CHECK(Gpt2Bpe(dir.path()).identity() == tok->identity());
+  if (const Gpt2Bpe* tok = gpt2()) CHECK(Gpt2Bpe(dir.path.string()).identity() == tok->identity());
   // Truncated encoder.json.
   moxlab::test::write_bytes(dir.file("encoder.json"), enc.substr(0, enc.size() / 2));
-  CHECK_THROWS_WITH(Gpt2Bpe(dir.path()), Catch::Contains("encoder.json"));
+  CHECK_THROWS_WITH(Gpt2Bpe(dir.path.string()), Catch::Contains("encoder.json"));
   // Truncated vocab.bpe: a cut last line names a token that does not exist.
   moxlab::test::write_bytes(dir.file("encoder.json"), enc);
   moxlab::test::write_bytes(dir.file("vocab.bpe"), bpe.substr(0, bpe.size() / 2 + 3) + "zzqq\n");
-  CHECK_THROWS_WITH(Gpt2Bpe(dir.path()), Catch::Contains("vocab.bpe"));
+  CHECK_THROWS_WITH(Gpt2Bpe(dir.path.string()), Catch::Contains("vocab.bpe"));
   moxlab::test::write_bytes(dir.file("vocab.bpe"), "#version: 0.2\nnot-a-pair\n");
-  CHECK_THROWS_WITH(Gpt2Bpe(dir.path()), Catch::Contains("line 2"));
+  CHECK_THROWS_WITH(Gpt2Bpe(dir.path.string()), Catch::Contains("line 2"));
   // Duplicate ids in encoder.json.
   moxlab::test::write_bytes(dir.file("encoder.json"), R"({"a": 0, "b": 0})");
-  CHECK_THROWS_AS(Gpt2Bpe(dir.path()), moxlab::Error);
+  CHECK_THROWS_AS(Gpt2Bpe(dir.path.string()), moxlab::Error);
 }

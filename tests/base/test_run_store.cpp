@@ -17,6 +17,7 @@
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/store/run_store.h"
+#include "tests/scratch_dir.h"
 
 using namespace moxlab;
 using Catch::Matchers::Contains;
@@ -24,19 +25,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 // A fresh directory per test case; the pid keeps concurrent test runs of other engineers apart.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / "moxlab_tests" /
-             ("run_store_" + name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = moxlab::testing::ScratchDir;
 
 std::int64_t count_rows(const std::string& db_path, const std::string& sql) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);

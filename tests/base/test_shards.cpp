@@ -14,6 +14,7 @@
 #include "core/data/shard_writer.h"
 #include "core/data/token_shards.h"
 #include "core/data/tokenizer.h"
+#include "tests/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using namespace moxlab;
@@ -48,20 +49,7 @@ class ByteTokenizer : public Tokenizer {
   std::int32_t offset_, vocab_;
 };
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("moxlab_shard_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = moxlab::testing::ScratchDir;
 
 std::vector<Document> small_corpus() {
   std::vector<Document> docs;
@@ -101,7 +89,7 @@ TEST_CASE("token shards round-trip every document (uint16)", "[shards]") {
   TempDir tmp;
   ByteTokenizer tok;
   auto split = small_split();
-  const std::string dir = tmp.sub("shards");
+  const std::string dir = tmp.file("shards");
   const std::string digest = write_token_shards(split, tok, dir, ShardWriteOptions{2});
   auto shards = TokenShards::open(dir);
   CHECK(shards.digest() == digest);
@@ -153,12 +141,12 @@ TEST_CASE("large vocabularies are stored as uint32", "[shards]") {
   TempDir tmp;
   ByteTokenizer tok(70000, 70257);  // ids 70000..70256
   auto split = small_split();
-  write_token_shards(split, tok, tmp.sub("s"));
-  auto shards = TokenShards::open(tmp.sub("s"));
+  write_token_shards(split, tok, tmp.file("s"));
+  auto shards = TokenShards::open(tmp.file("s"));
   CHECK(shards.dtype() == "uint32");
   const auto& v = shards.tokens("prose", Split::Val);
   CHECK(v.width() == 4);
-  CHECK(fs::file_size(tmp.sub("s") + "/prose.val.bin") == static_cast<std::uintmax_t>(v.size() * 4));
+  CHECK(fs::file_size(tmp.file("s") + "/prose.val.bin") == static_cast<std::uintmax_t>(v.size() * 4));
   CHECK(decode_docs(v, tok).front() == split.find("prose")->val.front().text);
   for (std::int64_t i = 0; i < v.size(); ++i) CHECK(v[i] >= 70000);
 }
@@ -166,15 +154,15 @@ TEST_CASE("large vocabularies are stored as uint32", "[shards]") {
 TEST_CASE("out-of-vocabulary ids are rejected and leave nothing behind", "[shards]") {
   TempDir tmp;
   ByteTokenizer tok(0, 200);  // bytes >= 200 (the UTF-8 of e-acute) fall outside
-  CHECK_THROWS_WITH(write_token_shards(small_split(), tok, tmp.sub("s")), Catch::Contains("outside its vocabulary"));
-  CHECK_FALSE(fs::exists(tmp.sub("s")));
+  CHECK_THROWS_WITH(write_token_shards(small_split(), tok, tmp.file("s")), Catch::Contains("outside its vocabulary"));
+  CHECK_FALSE(fs::exists(tmp.file("s")));
   CHECK(fs::is_empty(tmp.path));  // the temporary folder was removed
 }
 
 TEST_CASE("damaged shard folders are reported", "[shards]") {
   TempDir tmp;
   ByteTokenizer tok;
-  const std::string dir = tmp.sub("s");
+  const std::string dir = tmp.file("s");
   write_token_shards(small_split(), tok, dir);
   SECTION("truncated shard") {
     auto size = fs::file_size(dir + "/prose.train.bin");
@@ -213,29 +201,29 @@ TEST_CASE("the data digest follows the content", "[shards]") {
   TempDir tmp;
   ByteTokenizer tok;
   auto base = small_split();
-  const auto d1 = write_token_shards(base, tok, tmp.sub("a"));
-  const auto d2 = write_token_shards(base, tok, tmp.sub("b"));
+  const auto d1 = write_token_shards(base, tok, tmp.file("a"));
+  const auto d2 = write_token_shards(base, tok, tmp.file("b"));
   CHECK(d1 == d2);  // deterministic, including the threaded tokenization
-  CHECK(read_file(tmp.sub("a") + "/prose.train.bin") == read_file(tmp.sub("b") + "/prose.train.bin"));
+  CHECK(read_file(tmp.file("a") + "/prose.train.bin") == read_file(tmp.file("b") + "/prose.train.bin"));
   auto changed = base;
   changed.domains[0].train[0].text += "!";
-  CHECK(write_token_shards(changed, tok, tmp.sub("c")) != d1);
-  CHECK(write_token_shards(small_split(2), tok, tmp.sub("d")) != d1);  // another seed
-  CHECK(write_token_shards(base, ByteTokenizer(1, 258), tmp.sub("e")) != d1);
-  CHECK(write_token_shards(base, tok, tmp.sub("f"), ShardWriteOptions{1}) == d1);  // thread count irrelevant
+  CHECK(write_token_shards(changed, tok, tmp.file("c")) != d1);
+  CHECK(write_token_shards(small_split(2), tok, tmp.file("d")) != d1);  // another seed
+  CHECK(write_token_shards(base, ByteTokenizer(1, 258), tmp.file("e")) != d1);
+  CHECK(write_token_shards(base, tok, tmp.file("f"), ShardWriteOptions{1}) == d1);  // thread count irrelevant
 }
 
 TEST_CASE("shard cache reuses, separates and repairs folders", "[shards][cache]") {
   TempDir tmp;
   TempDir data;
-  std::ofstream(data.sub("a.txt")) << "Some user text.\n\nAnother paragraph of it.\n";
-  std::ofstream(data.sub("b.jsonl")) << "{\"text\": \"one\"}\n{\"text\": \"two\"}\n{\"text\": \"three\"}\n";
+  std::ofstream(data.file("a.txt")) << "Some user text.\n\nAnother paragraph of it.\n";
+  std::ofstream(data.file("b.jsonl")) << "{\"text\": \"one\"}\n{\"text\": \"two\"}\n{\"text\": \"three\"}\n";
   CorpusSpec spec;
   spec.use_package_corpus = false;
-  spec.user = {{"notes", data.sub("a.txt")}, {"web", data.sub("b.jsonl")}};
+  spec.user = {{"notes", data.file("a.txt")}, {"web", data.file("b.jsonl")}};
   spec.split.min_val_bytes = 0;
   ByteTokenizer tok;
-  const std::string root = tmp.sub("cache");
+  const std::string root = tmp.file("cache");
   const std::string dir = build_or_open_shards(spec, tok, root);
   CHECK(fs::path(dir).parent_path() == fs::path(root));
   CHECK(fs::path(dir).filename().string().rfind("shards-", 0) == 0);
@@ -253,7 +241,7 @@ TEST_CASE("shard cache reuses, separates and repairs folders", "[shards][cache]"
   other_fraction.split.val_fraction = 0.2;
   CHECK(build_or_open_shards(other_fraction, tok, root) != dir);
   CHECK(build_or_open_shards(spec, ByteTokenizer(1, 258), root) != dir);
-  std::ofstream(data.sub("b.jsonl"), std::ios::app) << "{\"text\": \"four\"}\n";  // content change
+  std::ofstream(data.file("b.jsonl"), std::ios::app) << "{\"text\": \"four\"}\n";  // content change
   const std::string changed = build_or_open_shards(spec, tok, root);
   CHECK(changed != dir);
 

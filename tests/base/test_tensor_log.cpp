@@ -12,26 +12,14 @@
 
 #include "core/common/error.h"
 #include "core/store/tensor_log.h"
+#include "tests/scratch_dir.h"
 
 using namespace moxlab;
 using Catch::Matchers::Contains;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / "moxlab_tests" /
-             ("tensor_log_" + name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = moxlab::testing::ScratchDir;
 
 // Values exactly representable in float32 whose sums are exact too, so C++ and numpy agree to the bit.
 std::vector<float> ramp(std::size_t n, float scale) {

@@ -17,6 +17,7 @@
 #include "core/eval/tasks/harness_metrics.h"
 #include "core/eval/tasks/python_text.h"
 #include "core/eval/tasks/zeroshot.h"
+#include "tests/scratch_dir.h"
 
 using namespace moxlab;
 using Catch::Matchers::Contains;
@@ -98,24 +99,7 @@ struct TableModel {
 };
 
 // A fresh temporary folder, removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("moxlab_zeroshot_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string p = (path / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
+using TempDir = moxlab::testing::ScratchDir;
 
 TaskSpec mc_spec(std::vector<std::string> metrics = {"acc", "acc_norm"}) {
   return {"tiny_mc", "tiny_mc.jsonl", TaskKind::MultipleChoice, "test", std::move(metrics), "hand-made"};

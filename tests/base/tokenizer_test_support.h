@@ -2,6 +2,7 @@
 // Real text comes from files Debian installs here (/usr/lib/python3.11/*.py, always present) and,
 // when ../shared/data exists, from its corpora; tests that need a shared file skip with a WARN.
 #pragma once
+#include "tests/scratch_dir.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -97,26 +98,7 @@ inline std::vector<std::string> tricky_texts() {
           "end with space "};
 }
 
-// A fresh empty directory under the system temp folder, removed when the object dies.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& tag) {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("moxlab-tok-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using moxlab::testing::ScratchDir;
 
 inline void write_bytes(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
