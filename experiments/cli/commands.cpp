@@ -7,6 +7,7 @@ void register_all(CLI::App& app) {
   register_train(app);
   register_generate(app);
   register_import(app);
+  register_export(app);
   register_eval(app);
   register_probe(app);
   register_runs(app);

@@ -11,6 +11,7 @@ void register_config(CLI::App& app);
 void register_train(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_import(CLI::App& app);
+void register_export(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_probe(CLI::App& app);
 void register_runs(CLI::App& app);

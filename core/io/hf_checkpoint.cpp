@@ -1,0 +1,206 @@
+#include "core/io/hf_checkpoint.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/atomic_file.h"
+#include "core/common/error.h"
+#include "core/io/safetensors.h"
+
+namespace moxlab {
+
+namespace {
+
+std::string layer_prefix(int l) { return "model.layers." + std::to_string(l) + "."; }
+
+std::string shape_str(at::IntArrayRef s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+struct Parts {
+  BlockImpl* block;
+  DenseAttention* attn;
+  SwiGLU* ffn;
+};
+
+Parts layer_parts(const Transformer& model, int l, const std::string& what) {
+  auto* b = model.blocks->ptr<BlockImpl>(l).get();
+  auto* attn = dynamic_cast<DenseAttention*>(b->attn.get());
+  auto* ffn = dynamic_cast<SwiGLU*>(b->ffn.get());
+  require(attn && ffn, what + ": only dense attention and SwiGLU FFN map to the HF LLaMA layout");
+  return {b, attn, ffn};
+}
+
+}  // namespace
+
+// Meta row 2i+j of a head (pair i, member j) becomes HF row j*hd/2 + i: view the rows as
+// [n, hd/2, 2] and swap the last two axes. The trailing -1 covers both weights and biases.
+torch::Tensor rope_interleaved_to_half(const torch::Tensor& w, int n_heads, int head_dim) {
+  return w.reshape({n_heads, head_dim / 2, 2, -1}).transpose(1, 2).reshape(w.sizes()).contiguous();
+}
+
+torch::Tensor rope_half_to_interleaved(const torch::Tensor& w, int n_heads, int head_dim) {
+  return w.reshape({n_heads, 2, head_dim / 2, -1}).transpose(1, 2).reshape(w.sizes()).contiguous();
+}
+
+void export_hf(const Transformer& model, const std::string& dir, const std::string& arch) {
+  const ModelOptions& o = model.options();
+  require(arch == "llama" || arch == "qwen2", "unknown HF architecture '" + arch + "' (llama or qwen2)");
+  if (arch == "qwen2")
+    require(o.qkv_bias, "export as qwen2 needs a model with model.qkv_bias = true (Qwen2 has Q/K/V biases)");
+  else
+    require(!o.qkv_bias, "export as llama needs a model without Q/K/V bias (model.qkv_bias = true: use --arch qwen2)");
+  const int hd = o.head_dim();
+
+  torch::NoGradGuard ng;
+  std::map<std::string, torch::Tensor> t;
+  t["model.embed_tokens.weight"] = model.tok_embeddings->weight;
+  for (int l = 0; l < o.n_layers; ++l) {
+    const Parts p = layer_parts(model, l, "export to " + dir);
+    const std::string pre = layer_prefix(l);
+    t[pre + "self_attn.q_proj.weight"] = rope_interleaved_to_half(p.attn->wq->weight, o.n_heads, hd);
+    t[pre + "self_attn.k_proj.weight"] = rope_interleaved_to_half(p.attn->wk->weight, o.n_kv_heads, hd);
+    t[pre + "self_attn.v_proj.weight"] = p.attn->wv->weight;
+    t[pre + "self_attn.o_proj.weight"] = p.attn->wo->weight;
+    if (o.qkv_bias) {
+      t[pre + "self_attn.q_proj.bias"] = rope_interleaved_to_half(p.attn->wq->bias, o.n_heads, hd);
+      t[pre + "self_attn.k_proj.bias"] = rope_interleaved_to_half(p.attn->wk->bias, o.n_kv_heads, hd);
+      t[pre + "self_attn.v_proj.bias"] = p.attn->wv->bias;
+    }
+    t[pre + "mlp.gate_proj.weight"] = p.ffn->w1->weight;
+    t[pre + "mlp.up_proj.weight"] = p.ffn->w3->weight;
+    t[pre + "mlp.down_proj.weight"] = p.ffn->w2->weight;
+    t[pre + "input_layernorm.weight"] = p.block->attn_norm->weight;
+    t[pre + "post_attention_layernorm.weight"] = p.block->ffn_norm->weight;
+  }
+  t["model.norm.weight"] = model.norm->weight;
+  if (!o.tie_embeddings) t["lm_head.weight"] = model.output->weight;
+
+  const bool qwen = arch == "qwen2";
+  nlohmann::json cfg = {
+      {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+      {"model_type", arch},
+      {"hidden_size", o.dim},
+      {"intermediate_size", o.resolved_ffn_hidden()},
+      {"num_attention_heads", o.n_heads},
+      {"num_key_value_heads", o.n_kv_heads},
+      {"num_hidden_layers", o.n_layers},
+      {"rms_norm_eps", o.norm_eps},
+      {"rope_theta", o.rope_theta},
+      {"vocab_size", o.vocab_size},
+      {"max_position_embeddings", o.max_seq_len},
+      {"tie_word_embeddings", o.tie_embeddings},
+      {"hidden_act", "silu"},
+      {"torch_dtype", "float32"},
+  };
+  // Say explicitly what transformers would otherwise default: no o_proj/MLP bias (llama), no
+  // sliding window (qwen2).
+  if (qwen) cfg["use_sliding_window"] = false;
+  else {
+    cfg["attention_bias"] = false;
+    cfg["mlp_bias"] = false;
+  }
+  make_dirs(dir);
+  write_safetensors(dir + "/model.safetensors", t, {{"format", "pt"}});
+  write_text_atomically(dir + "/config.json", cfg.dump(2) + "\n");
+}
+
+ImportedModel import_hf(const std::string& dir, const std::string& tokenizer_spec) {
+  const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(cfg_path));
+  } catch (const nlohmann::json::exception&) {
+    throw Error("HF config " + cfg_path + " is not valid JSON");
+  }
+  require(j.is_object(), "HF config " + cfg_path + " is not a JSON object");
+  std::string arch_name = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "(none)";
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+      j["architectures"][0].is_string())
+    arch_name = j["architectures"][0].get<std::string>();
+  bool qwen;
+  if (arch_name == "LlamaForCausalLM" || arch_name == "llama") qwen = false;
+  else if (arch_name == "Qwen2ForCausalLM" || arch_name == "qwen2") qwen = true;
+  else throw Error("unknown HF architecture '" + arch_name + "' in " + cfg_path + " (LlamaForCausalLM or Qwen2ForCausalLM)");
+
+  auto get_int = [&](const char* key) -> int {
+    require(j.contains(key) && j[key].is_number_integer(), "HF config " + cfg_path + " lacks integer " + key);
+    return j[key].get<int>();
+  };
+  Config cfg;
+  try {
+    // Variants whose computation moxlab's Transformer does not reproduce are refused, not approximated.
+    require(!j.value("attention_bias", false) || qwen, "HF config " + cfg_path + ": attention_bias (o_proj bias) is not supported");
+    require(!j.value("mlp_bias", false), "HF config " + cfg_path + ": mlp_bias is not supported");
+    require(j.value("hidden_act", std::string("silu")) == "silu", "HF config " + cfg_path + ": only hidden_act silu is supported");
+    require(!j.contains("rope_scaling") || j["rope_scaling"].is_null(), "HF config " + cfg_path + ": rope_scaling is not supported");
+    require(!j.value("use_sliding_window", false), "HF config " + cfg_path + ": sliding-window attention is not supported");
+    cfg.run.name = "import-hf";
+    cfg.run.kind = "import";
+    ModelOptions& m = cfg.model;
+    m.dim = get_int("hidden_size");
+    m.ffn_hidden = get_int("intermediate_size");
+    m.n_heads = get_int("num_attention_heads");
+    m.n_kv_heads = j.contains("num_key_value_heads") ? get_int("num_key_value_heads") : m.n_heads;
+    m.n_layers = get_int("num_hidden_layers");
+    m.vocab_size = get_int("vocab_size");
+    m.max_seq_len = get_int("max_position_embeddings");
+    m.norm_eps = j.value("rms_norm_eps", 1e-6);
+    m.rope_theta = j.value("rope_theta", 10000.0);
+    m.tie_embeddings = j.value("tie_word_embeddings", false);  // transformers' default for both classes
+    m.qkv_bias = qwen;
+    require(m.n_heads > 0 && m.dim % m.n_heads == 0 && (m.dim / m.n_heads) % 2 == 0,
+            "HF config " + cfg_path + ": hidden_size must split into num_attention_heads heads of even size");
+    require(!j.contains("head_dim") || j["head_dim"].is_null() || j["head_dim"] == m.dim / m.n_heads,
+            "HF config " + cfg_path + ": head_dim other than hidden_size / num_attention_heads is not supported");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("HF config " + cfg_path + " has a field of the wrong type (" + std::string(e.what()) + ")");
+  }
+  const ModelOptions& m = cfg.model;
+  cfg.data.tokenizer = tokenizer_spec;
+  cfg.train.seq_len = std::min(cfg.train.seq_len, m.max_seq_len);
+  validate(cfg);
+
+  const SafeTensors st = read_safetensors(st_path);
+  auto take = [&](const std::string& name, std::vector<std::int64_t> shape) -> const torch::Tensor& {
+    auto it = st.tensors.find(name);
+    require(it != st.tensors.end(), "missing tensor " + name + " in " + st_path);
+    require(it->second.sizes().vec() == shape, "tensor " + name + " in " + st_path + " has shape " +
+                                                   shape_str(it->second.sizes()) + ", expected " + shape_str(shape));
+    return it->second;
+  };
+
+  auto model = std::make_shared<Transformer>(m);
+  const std::int64_t D = m.dim, hd = m.head_dim(), F = m.ffn_hidden, V = m.vocab_size;
+  const std::int64_t q_dim = m.n_heads * hd, kv_dim = m.n_kv_heads * hd;
+  torch::NoGradGuard ng;
+  model->tok_embeddings->weight.copy_(take("model.embed_tokens.weight", {V, D}));
+  for (int l = 0; l < m.n_layers; ++l) {
+    const Parts p = layer_parts(*model, l, "import of " + dir);
+    const std::string pre = layer_prefix(l) + "self_attn.";
+    p.attn->wq->weight.copy_(rope_half_to_interleaved(take(pre + "q_proj.weight", {q_dim, D}), m.n_heads, hd));
+    p.attn->wk->weight.copy_(rope_half_to_interleaved(take(pre + "k_proj.weight", {kv_dim, D}), m.n_kv_heads, hd));
+    p.attn->wv->weight.copy_(take(pre + "v_proj.weight", {kv_dim, D}));
+    p.attn->wo->weight.copy_(take(pre + "o_proj.weight", {D, q_dim}));
+    if (qwen) {
+      p.attn->wq->bias.copy_(rope_half_to_interleaved(take(pre + "q_proj.bias", {q_dim}), m.n_heads, hd));
+      p.attn->wk->bias.copy_(rope_half_to_interleaved(take(pre + "k_proj.bias", {kv_dim}), m.n_kv_heads, hd));
+      p.attn->wv->bias.copy_(take(pre + "v_proj.bias", {kv_dim}));
+    }
+    const std::string mlp = layer_prefix(l) + "mlp.";
+    p.ffn->w1->weight.copy_(take(mlp + "gate_proj.weight", {F, D}));
+    p.ffn->w3->weight.copy_(take(mlp + "up_proj.weight", {F, D}));
+    p.ffn->w2->weight.copy_(take(mlp + "down_proj.weight", {D, F}));
+    p.block->attn_norm->weight.copy_(take(layer_prefix(l) + "input_layernorm.weight", {D}));
+    p.block->ffn_norm->weight.copy_(take(layer_prefix(l) + "post_attention_layernorm.weight", {D}));
+  }
+  model->norm->weight.copy_(take("model.norm.weight", {D}));
+  // When tied, transformers ignores any stored lm_head.weight, and so does this.
+  if (!m.tie_embeddings) model->output->weight.copy_(take("lm_head.weight", {V, D}));
+  return {cfg, model};
+}
+
+}  // namespace moxlab
