@@ -13,16 +13,6 @@
 
 namespace moxlab {
 
-namespace {
-
-std::string absolute_spec(const std::string& spec) {
-  auto colon = spec.find(':');
-  if (colon == std::string::npos) return spec;
-  return spec.substr(0, colon + 1) + std::filesystem::absolute(spec.substr(colon + 1)).string();
-}
-
-}  // namespace
-
 PreparedData prepare_data(const DataOptions& o, const std::function<void(const std::string&)>& log) {
   make_dirs(o.cache_dir);
   const std::string cache = std::filesystem::absolute(o.cache_dir).string();
@@ -44,7 +34,7 @@ PreparedData prepare_data(const DataOptions& o, const std::function<void(const s
     }
     out.tokenizer_spec = "bpe:" + path;
   } else {
-    out.tokenizer_spec = absolute_spec(o.tokenizer);
+    out.tokenizer_spec = absolute_tokenizer_spec(o.tokenizer);
   }
   auto tok = load_tokenizer(out.tokenizer_spec);
 

@@ -1,6 +1,8 @@
 // load_tokenizer(): maps a "KIND:PATH" spec to the implementation that reads it.
 #include "core/data/tokenizer.h"
 
+#include <filesystem>
+
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/data/byte_level_bpe.h"
@@ -25,6 +27,12 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
   if (kind == "gpt2") return std::make_unique<Gpt2Bpe>(path);
   if (kind == "sentencepiece") return std::make_unique<SentencePieceTok>(path);
   return std::make_unique<Llama2cTokenizer>(path);
+}
+
+std::string absolute_tokenizer_spec(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return spec;
+  return spec.substr(0, colon + 1) + std::filesystem::absolute(spec.substr(colon + 1)).string();
 }
 
 }  // namespace moxlab

@@ -40,4 +40,8 @@ class Tokenizer {
 // Throws Error naming the file on a missing or malformed file.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec);
 
+// The spec with its PATH made absolute ("KIND:PATH"; a spec without ':' is returned unchanged), as
+// checkpoints store it so they still load from another working directory.
+std::string absolute_tokenizer_spec(const std::string& spec);
+
 }  // namespace moxlab

@@ -56,7 +56,7 @@ void register_import(CLI::App& app) {
   l2c->add_option("--name", a->name, "run name");
   l2c->add_option("--store", a->store, "run store");
   l2c->callback([a]() {
-    const std::string tok_spec = "llama2c:" + std::filesystem::absolute(a->tokenizer).string();
+    const std::string tok_spec = absolute_tokenizer_spec("llama2c:" + a->tokenizer);
     auto tok = load_tokenizer(tok_spec);  // fail early on a bad tokenizer file
     ImportedModel m = import_llama2c(a->model, tok_spec);
     require_vocab_match(*tok, m);
@@ -72,10 +72,7 @@ void register_import(CLI::App& app) {
   hf->add_option("--name", h->name, "run name");
   hf->add_option("--store", h->store, "run store");
   hf->callback([h]() {
-    // Checkpoints store tokenizer specs with absolute paths, so they still load from another directory.
-    const auto colon = h->tokenizer.find(':');
-    const std::string tok_spec = colon == std::string::npos ? h->tokenizer
-        : h->tokenizer.substr(0, colon + 1) + std::filesystem::absolute(h->tokenizer.substr(colon + 1)).string();
+    const std::string tok_spec = absolute_tokenizer_spec(h->tokenizer);
     auto tok = load_tokenizer(tok_spec);  // fail early on a bad tokenizer spec
     ImportedModel m = import_hf(h->model, tok_spec);
     require_vocab_match(*tok, m);
