@@ -81,11 +81,21 @@ struct SweepRecord {
   double created_at = 0;
 };
 
+// One member of a sweep: a fully resolved config planned by `moxlab sweep plan`, and its progress.
+// A worker takes a member by compare-and-set on (status, worker), so two workers never run the same one.
 struct SweepMember {
   std::int64_t sweep_id = 0;
   int idx = 0;
-  std::optional<std::int64_t> run_id;  // unset until the member has been launched
-  std::string status = "pending";
+  std::optional<std::int64_t> run_id;  // the member's train run, set once it is registered
+  std::string status = "pending";      // pending, running, finished, failed, killed
+  std::string label;                   // e.g. "train.lr=0.001 model.d_model=128 train.seed=1"
+  std::string config_json = "{}";      // the resolved config the member runs
+  std::string worker;                  // "host:pid" of the process that holds or last held it
+  std::optional<double> heartbeat;     // last sign of life of that worker (Unix seconds)
+  int attempts = 0;                    // how many times a worker took it
+  std::string error;                   // why it failed or stopped
+  std::optional<double> started_at;
+  std::optional<double> finished_at;
 };
 
 }  // namespace moxlab

@@ -20,10 +20,13 @@
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/store/run_store_impl.h"
 #include "core/store/run_store_schema.h"
 #include "core/store/sqlite_error.h"
 
 namespace moxlab {
+
+using namespace store_detail;
 
 double unix_now() {
   using namespace std::chrono;
@@ -40,33 +43,6 @@ std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
   return buf;
-}
-
-void require_json(const std::string& text, const std::string& what) {
-  require(nlohmann::json::accept(text), what + " is not valid JSON: " + text.substr(0, 80));
-}
-
-// SQLite turns a bound NaN into NULL; map NULL back so diverged losses survive the round trip.
-double real_or_nan(const SQLite::Column& c) {
-  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
-}
-
-std::optional<double> optional_real(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getDouble();
-}
-
-std::optional<std::int64_t> optional_int(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getInt64();
-}
-
-void bind_optional(SQLite::Statement& s, int index, const std::optional<double>& v) {
-  if (v) s.bind(index, *v); else s.bind(index);
-}
-
-void bind_optional(SQLite::Statement& s, int index, const std::optional<std::int64_t>& v) {
-  if (v) s.bind(index, static_cast<int64_t>(*v)); else s.bind(index);
 }
 
 RunRecord read_run(SQLite::Statement& q) {
@@ -93,42 +69,6 @@ RunRecord read_run(SQLite::Statement& q) {
 
 }  // namespace
 
-namespace {
-// The store's state, refusing a moved-from RunStore with an Error instead of a null dereference.
-template <class P>
-auto& live(const P& impl) {
-  require(impl != nullptr, "run store was moved from");
-  return *impl;
-}
-}  // namespace
-
-struct RunStore::Impl {
-  std::string path;
-  RunStoreOptions options;
-  std::unique_ptr<SQLite::Database> db;
-  mutable std::mutex mutex;
-
-  // Runs f(db) under the mutex; SQLite and JSON failures become one-line Errors naming the file.
-  template <class F>
-  auto guarded(const std::string& action, F&& f) const -> decltype(f(*db)) {
-    std::lock_guard<std::mutex> lock(mutex);
-    try {
-      return f(*db);
-    } catch (const SQLite::Exception& e) {
-      throw sqlite_error(e, path, action);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error("cannot " + action + " in run store " + path + ": malformed JSON column (" + e.what() + ")");
-    }
-  }
-
-  SQLite::Transaction write_transaction() const {
-    return SQLite::Transaction(*db, SQLite::TransactionBehavior::IMMEDIATE);
-  }
-
-  [[noreturn]] void no_run(std::int64_t run) const {
-    throw Error("no run with id " + std::to_string(run) + " in " + path);
-  }
-};
 
 namespace {
 
@@ -465,62 +405,6 @@ std::vector<ItemRecord> RunStore::items(std::int64_t run, const std::string& tas
     q.bind(2, task);
     std::vector<ItemRecord> out;
     while (q.executeStep()) out.push_back({q.getColumn(0).getInt(), q.getColumn(1).getString()});
-    return out;
-  });
-}
-
-// --- sweeps -----------------------------------------------------------------------------------------
-
-std::int64_t RunStore::create_sweep(const std::string& name, const std::string& spec_json) {
-  const std::string spec = spec_json.empty() ? "{}" : spec_json;
-  require_json(spec, "spec_json of sweep " + name);
-  return live(impl_).guarded("create sweep " + name, [&](SQLite::Database& db) {
-    auto tx = live(impl_).write_transaction();
-    SQLite::Statement q(db, "INSERT INTO sweeps(name, spec_json, created_at) VALUES(?,?,?)");
-    q.bind(1, name);
-    q.bind(2, spec);
-    q.bind(3, unix_now());
-    q.exec();
-    const std::int64_t id = db.getLastInsertRowid();
-    tx.commit();
-    return id;
-  });
-}
-
-SweepRecord RunStore::get_sweep(std::int64_t sweep) const {
-  return live(impl_).guarded("read sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
-    SQLite::Statement q(db, "SELECT id, name, spec_json, created_at FROM sweeps WHERE id = ?");
-    q.bind(1, static_cast<int64_t>(sweep));
-    if (!q.executeStep()) throw Error("no sweep with id " + std::to_string(sweep) + " in " + live(impl_).path);
-    return SweepRecord{q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                       q.getColumn(3).getDouble()};
-  });
-}
-
-void RunStore::set_sweep_member(std::int64_t sweep, int idx, std::optional<std::int64_t> run, const std::string& status) {
-  live(impl_).guarded("set member " + std::to_string(idx) + " of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
-    auto tx = live(impl_).write_transaction();
-    SQLite::Statement q(db,
-                        "INSERT INTO sweep_members(sweep_id, idx, run_id, status) VALUES(?,?,?,?) "
-                        "ON CONFLICT(sweep_id, idx) DO UPDATE SET run_id = excluded.run_id, status = excluded.status");
-    q.bind(1, static_cast<int64_t>(sweep));
-    q.bind(2, idx);
-    bind_optional(q, 3, run);
-    q.bind(4, status);
-    q.exec();
-    tx.commit();
-  });
-}
-
-std::vector<SweepMember> RunStore::sweep_members(std::int64_t sweep) const {
-  return live(impl_).guarded("read members of sweep " + std::to_string(sweep), [&](SQLite::Database& db) {
-    SQLite::Statement q(db, "SELECT sweep_id, idx, run_id, status FROM sweep_members WHERE sweep_id = ? ORDER BY idx");
-    q.bind(1, static_cast<int64_t>(sweep));
-    std::vector<SweepMember> out;
-    while (q.executeStep()) {
-      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt(), optional_int(q.getColumn(2)),
-                     q.getColumn(3).getString()});
-    }
     return out;
   });
 }

@@ -80,12 +80,27 @@ class RunStore {
   void add_items(std::int64_t run, const std::string& task, const std::vector<std::pair<int, std::string>>& items);
   std::vector<ItemRecord> items(std::int64_t run, const std::string& task) const;  // ordered by idx
 
-  // --- sweeps (minimal for now: the tables exist, the sweep runner builds on them) ---------------
-  std::int64_t create_sweep(const std::string& name, const std::string& spec_json);
+  // --- sweeps (run_store_sweeps.cpp) --------------------------------------------------------------
+  // Inserts the sweep and all its members (status pending) in one transaction; member idx and
+  // sweep_id are taken from the position and the new sweep.
+  std::int64_t create_sweep(const std::string& name, const std::string& spec_json,
+                            const std::vector<SweepMember>& members = {});
   SweepRecord get_sweep(std::int64_t sweep) const;
-  // Upsert on (sweep, idx).
-  void set_sweep_member(std::int64_t sweep, int idx, std::optional<std::int64_t> run, const std::string& status);
+  std::vector<SweepRecord> list_sweeps() const;  // ordered by id
   std::vector<SweepMember> sweep_members(std::int64_t sweep) const;  // ordered by idx
+  SweepMember sweep_member(std::int64_t sweep, int idx) const;      // Error when absent
+  // Compare-and-set: takes the member for `worker` only if it is still in (expected_status,
+  // expected_worker), as the caller read it. Sets running, heartbeat now, attempts + 1, clears error.
+  // Returns false when another worker changed it first.
+  bool claim_sweep_member(std::int64_t sweep, int idx, const std::string& expected_status,
+                          const std::string& expected_worker, const std::string& worker);
+  // The next calls change the member only while `worker` holds it; they return false otherwise (the
+  // member was taken over, e.g. after this worker was presumed dead).
+  bool heartbeat_sweep_member(std::int64_t sweep, int idx, const std::string& worker);
+  bool set_sweep_member_run(std::int64_t sweep, int idx, const std::string& worker, std::int64_t run);
+  // status: finished, failed or killed; stamps finished_at.
+  bool finish_sweep_member(std::int64_t sweep, int idx, const std::string& worker, const std::string& status,
+                           const std::string& error = "");
 
  private:
   struct Impl;

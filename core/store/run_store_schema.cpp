@@ -74,6 +74,22 @@ CREATE TABLE IF NOT EXISTS sweep_members(
   run_id   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
   status   TEXT NOT NULL DEFAULT 'pending',
   PRIMARY KEY(sweep_id, idx));
+)sql";
+
+// Version 2: sweep members carry their resolved config and the state a worker needs to take one over
+// safely (who holds it, when it last showed life). Added with ALTER so version-1 stores migrate in place.
+const char* const kSweepMemberColumnsV2[] = {
+    "label TEXT NOT NULL DEFAULT ''",
+    "config_json TEXT NOT NULL DEFAULT '{}'",
+    "worker TEXT NOT NULL DEFAULT ''",
+    "heartbeat REAL",
+    "attempts INTEGER NOT NULL DEFAULT 0",
+    "error TEXT NOT NULL DEFAULT ''",
+    "started_at REAL",
+    "finished_at REAL",
+};
+
+const char* const kSchemaSqlTail = R"sql(
 
 CREATE TABLE IF NOT EXISTS items(
   run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -110,6 +126,9 @@ void ensure_run_store_schema(SQLite::Database& db, const std::string& path) {
   check_not_newer(version);
   if (version == kRunStoreSchemaVersion) return;  // tx rolls back an empty transaction
   db.exec(kSchemaSql);
+  // A version-0 file has just got the version-1 sweep_members table; both 0 and 1 need the v2 columns.
+  for (const char* column : kSweepMemberColumnsV2) db.exec(std::string("ALTER TABLE sweep_members ADD COLUMN ") + column);
+  db.exec(kSchemaSqlTail);
   SQLite::Statement put(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
   put.bind(1, std::to_string(kRunStoreSchemaVersion));
   put.exec();
