@@ -124,7 +124,8 @@ std::string Config::to_json() const {
 
 std::string Config::hash() const {
   Config copy = *this;
-  copy.run = RunOptions{};
+  copy.run = RunOptions{};  // names and paths
+  copy.train.threads = 0;   // how many cores a run used does not change what it computes
   return sha256_hex(copy.to_json());
 }
 

@@ -31,7 +31,8 @@ struct Config {
 
   // Canonical JSON (sorted keys, every option, resolved values).
   std::string to_json() const;
-  // SHA-256 of to_json() without run.* (names and paths do not change what is computed).
+  // SHA-256 of to_json() without run.* and train.threads (names, paths and core counts do not change
+  // what is computed).
   std::string hash() const;
 };
 

@@ -4,6 +4,7 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/common/file_lock.h"
 #include "core/common/sha256.h"
 #include "core/data/bpe_trainer.h"
 #include "core/data/corpus_spec.h"
@@ -16,6 +17,9 @@ namespace moxlab {
 PreparedData prepare_data(const DataOptions& o, const std::function<void(const std::string&)>& log) {
   make_dirs(o.cache_dir);
   const std::string cache = std::filesystem::absolute(o.cache_dir).string();
+  // Sweep workers and array tasks start together: one builds the tokenizer and shards, the rest wait
+  // for it and then open what it built.
+  FileLock lock(cache + "/.build.lock");
   // Cache keys hash every document of the split (about a second to rebuild), so an updated
   // package or edited user file is never served from a stale cache.
   const CorpusSpec spec = corpus_spec_from_options(o);

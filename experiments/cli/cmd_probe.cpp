@@ -1,21 +1,15 @@
 // `moxlab probe --run ID|--checkpoint P --taps 'blocks.*.attn.out,...' --tokens N --out FILE.h5`
 // Captures activations on held-out text into an HDF5 tensor log (layout: core/probe/capture.h) and
 // records it as an artifact of the run.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/error.h"
-#include "core/data/dataset.h"
-#include "core/data/tokenizer.h"
 #include "core/model/probe_recorder.h"
 #include "core/model/torch_threads.h"
-#include "core/probe/capture.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
-#include "experiments/runner/checkpoint_ref.h"
+#include "experiments/runner/capture_run.h"
 
 namespace moxlab::cli {
 
@@ -51,25 +45,11 @@ void register_probe(CLI::App& app) {
       return;
     }
     require(!a->out.empty(), "--out FILE.h5 is required");
-    auto tok = load_tokenizer(ck.loaded.meta.tokenizer_spec);
-    DataOptions data = ck.loaded.config.data;
-    data.tokenizer = ck.loaded.meta.tokenizer_spec;
-    PreparedData prepared = prepare_data(data, [](const std::string& s) { std::cerr << s << "\n"; });
-    ShardTokenSource val(prepared.shards_dir, Split::Val);
-    TensorLogWriter writer(a->out);
-    writer.set_attr_int("/", "run_id", ck.run_id);
-    writer.set_attr("/", "config", ck.loaded.config.to_json());
-    writer.set_attr("/", "tokenizer", ck.loaded.meta.tokenizer_spec);
-    writer.set_attr("/", "checkpoint", ck.path);
-    CaptureSummary s = capture_activations(model, *tok, val, a->capture, writer);
-    writer.finish();
-    RunStore store(a->ref.store);
-    const std::string abs = std::filesystem::absolute(a->out).string();
-    store.add_artifact(ck.run_id, "capture", abs,
-                       nlohmann::json{{"taps", a->capture.taps}, {"tokens", s.tokens}, {"tap_names", s.taps},
-                                      {"domains", s.domains}}.dump());
-    if (ck.new_run) store.update_status(ck.run_id, RunStatus::finished);
-    std::cout << "run " << ck.run_id << ": captured " << s.tokens << " tokens x " << s.taps.size() << " taps -> " << abs << "\n";
+    const CaptureRunResult r =
+        capture_run(ck, a->capture, a->out, a->ref.store, [](const std::string& s) { std::cerr << s << "\n"; });
+    if (ck.new_run) RunStore(a->ref.store).update_status(ck.run_id, RunStatus::finished);
+    std::cout << "run " << ck.run_id << ": captured " << r.summary.tokens << " tokens x " << r.summary.taps.size()
+              << " taps -> " << r.path << "\n";
   });
 }
 

@@ -10,8 +10,11 @@ void register_all(CLI::App& app) {
   register_export(app);
   register_eval(app);
   register_probe(app);
+  register_observe(app);
   register_runs(app);
   register_bench(app);
+  register_table(app);
+  register_sweep(app);
 }
 
 }  // namespace moxlab::cli

@@ -14,7 +14,15 @@ void register_import(CLI::App& app);
 void register_export(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_probe(CLI::App& app);
+void register_observe(CLI::App& app);
 void register_runs(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_table(CLI::App& app);
+void register_sweep(CLI::App& app);
+
+// Thrown by a callback to end the process with a specific exit status (after printing its own output).
+struct ExitRequest {
+  int code;
+};
 
 }  // namespace moxlab::cli

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const moxlab::cli::ExitRequest& e) {
+    return e.code;
   } catch (const moxlab::Error& e) {
     std::cerr << "moxlab: error: " << e.what() << "\n";
     return 1;

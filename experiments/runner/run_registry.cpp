@@ -33,7 +33,7 @@ std::string git_revision() {
 }
 
 RegisteredRun register_run(const Config& cfg, const std::string& kind, const std::string& note,
-                           const std::string& data_digest) {
+                           const std::string& data_digest, std::optional<std::int64_t> sweep_id) {
   RunStore store(cfg.run.store);
   RunRecord r;
   r.name = cfg.run.name;
@@ -44,6 +44,7 @@ RegisteredRun register_run(const Config& cfg, const std::string& kind, const std
   r.seed = cfg.train.seed;
   r.git_rev = git_revision();
   r.data_digest = data_digest;
+  r.sweep_id = sweep_id;
   if (!note.empty()) r.tags.push_back(note);
   RegisteredRun out;
   out.id = store.create_run(r);

@@ -4,6 +4,7 @@
 // traces back to one run row.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/config/config.h"
@@ -22,7 +23,7 @@ std::string git_revision();
 
 // Creates the store row (status running) and the run directory with config.json.
 RegisteredRun register_run(const Config& cfg, const std::string& kind, const std::string& note,
-                           const std::string& data_digest = "");
+                           const std::string& data_digest = "", std::optional<std::int64_t> sweep_id = std::nullopt);
 
 // Finishes an import: records the checkpoint artifact and parameter counts, status finished.
 void finish_import_run(const RegisteredRun& run, const std::string& checkpoint, const ParamCount& params);

@@ -73,11 +73,12 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     out.checkpoint = resume_from;
     log("resuming run " + std::to_string(out.run_id) + " from " + resume_from);
   } else {
-    RegisteredRun run = register_run(cfg, "train", "", data.digest);
+    RegisteredRun run = register_run(cfg, "train", "", data.digest, opts.sweep_id);
     out.run_id = run.id;
     out.checkpoint = run.dir + "/checkpoint.pt";
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
+  if (opts.on_run) opts.on_run(out.run_id);
   try {
     ShardTokenSource train(data.shards_dir, Split::Train), val(data.shards_dir, Split::Val);
     auto model = std::make_shared<Transformer>(cfg.model);
@@ -110,11 +111,12 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
 
     for (const auto& [key, value] : out.train.final_val) {
       const bool is_loss = key.size() > 5 && key.compare(key.size() - 5, 5, "/loss") == 0;
+      const std::string over = " over the first train.eval_tokens val tokens of each domain, non-overlapping windows "
+                               "of train.seq_len";
       nlohmann::json meta_json{{"metric", is_loss ? "loss" : "ppl"},
                                {"split", "val"},
                                {"tokens_per_domain", cfg.train.eval_tokens},
-                               {"definition", "mean next-token NLL (nats) over the first train.eval_tokens val tokens of "
-                                              "each domain, non-overlapping windows of train.seq_len"}};
+                               {"definition", (is_loss ? "mean next-token NLL (nats)" : "exp(mean next-token NLL)") + over}};
       store.put_result(out.run_id, "train_end/" + key, value, meta_json.dump());
     }
     store.put_result(out.run_id, "train/tokens_seen", static_cast<double>(out.train.tokens_seen),

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/config/config.h"
@@ -18,6 +19,8 @@ struct TrainRunOptions {
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> log;  // human-readable status lines
   const std::atomic<bool>* stop = nullptr;      // set by a signal handler: checkpoint and stop
+  std::optional<std::int64_t> sweep_id;         // recorded on a new run
+  std::function<void(std::int64_t)> on_run;     // told the run id as soon as it is registered or resumed
 };
 
 struct TrainRunResult {

@@ -30,6 +30,11 @@ CliResult run_cli(const std::string& args, const std::string& dir) {
   return r;
 }
 
+bool one_line_error(const CliResult& r, const std::string& needle) {
+  const bool one_line = r.err.find('\n') == r.err.size() - 1;
+  return r.exit_code != 0 && one_line && r.err.rfind("moxlab: error: ", 0) == 0 && r.err.find(needle) != std::string::npos;
+}
+
 std::string scratch_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("moxlab_e2e_" + std::to_string(::getpid())) / name;
   std::filesystem::remove_all(dir);

@@ -13,6 +13,9 @@ struct CliResult {
 // Runs `moxlab <args>` in dir (a shell command line; quote arguments yourself).
 CliResult run_cli(const std::string& args, const std::string& dir);
 
+// True when the command failed with exactly one line "moxlab: error: ..." containing needle.
+bool one_line_error(const CliResult& r, const std::string& needle);
+
 // A fresh folder for this test process.
 std::string scratch_dir(const std::string& name);
 

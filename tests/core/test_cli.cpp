@@ -18,11 +18,6 @@ using namespace moxlab::testing;
 
 namespace {
 
-bool one_line_error(const CliResult& r, const std::string& needle) {
-  const bool one_line = r.err.find('\n') == r.err.size() - 1;
-  return r.exit_code != 0 && one_line && r.err.rfind("moxlab: error: ", 0) == 0 && r.err.find(needle) != std::string::npos;
-}
-
 // llama2.c's run.c output for stories260K at temperature 0 and 200 steps (test_all.py in
 // karpathy/llama2.c, the known-good reference for this model).
 const char* kStories260KReference =
@@ -58,7 +53,7 @@ TEST_CASE("Greedy stories260K generation equals llama2.c token for token", "[e2e
   CHECK(store.result(1, "params/active")->value == Approx(5 * (4096 + 2 * 2048 + 4096 + 3 * 64 * 172 + 128) + 64));
 }
 
-TEST_CASE("A micro model trained on real package text lowers its loss; eval and probe record results", "[e2e][train]") {
+TEST_CASE("A micro model trained on real package text lowers its loss, and eval and probe record results", "[e2e][train]") {
   const std::string dir = scratch_dir("micro");
   const std::string cfg = write_micro_config(dir, 120);
   auto tr = run_cli("train --config micro.toml", dir);

@@ -1,0 +1,30 @@
+// Rendering of a Table as Markdown, CSV or LaTeX. Output depends only on the Table (no clock, no paths),
+// so the same store gives byte-identical files.
+//
+//  md:    "## title", caption, a pipe table with cells "101.23 ± 0.45 (n=2)" ("101.23 (n=1)" without a
+//         standard error, "—" without runs; best cells **bold**), headers "label [metric, split]", then
+//         "### Definitions" (label: definition) and "### Provenance" (selection, per row: runs, seeds,
+//         config hashes, git revisions, data digests, cells with fewer runs, warnings).
+//  csv:   RFC 4180 quoting, "\n" line ends; header line, then one line per row: the row keys, per column
+//         "<label> mean|stderr|n|runs" (full precision; empty when undefined; runs joined with ';'), then
+//         runs, seeds, config_hashes, git_revs, data_digests (';'-joined, one entry per run).
+//  latex: a booktabs tabular in a table float ($\pm$, \textbf for best cells, special characters
+//         escaped, \caption{caption or title}); definitions and provenance follow as % comment lines.
+#pragma once
+#include <string>
+
+#include "experiments/report/table_build.h"
+
+namespace moxlab {
+
+enum class TableFormat { markdown, csv, latex };
+
+// "md" | "csv" | "latex"; anything else is an Error.
+TableFormat parse_table_format(const std::string& name);
+
+std::string format_table(const Table& table, TableFormat format);
+std::string format_markdown(const Table& table);
+std::string format_csv(const Table& table);
+std::string format_latex(const Table& table);
+
+}  // namespace moxlab

@@ -1,0 +1,170 @@
+#include "experiments/runner/sweep_member.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/store/run_store.h"
+#include "experiments/runner/eval_run.h"
+#include "experiments/runner/train_run.h"
+#include "experiments/sweep/sweep_spec.h"
+
+namespace moxlab {
+
+namespace {
+
+// Beats every kHeartbeatSeconds on its own store connection until destroyed; when the member turns
+// out to be held by someone else (we were presumed dead and it was taken over), it raises `stop`.
+class Heartbeat {
+ public:
+  Heartbeat(std::string store, std::int64_t sweep, int idx, std::string worker, std::atomic<bool>* stop)
+      : stop_(stop), thread_([=] { loop(store, sweep, idx, worker); }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  bool lost() const { return lost_; }
+
+ private:
+  void loop(const std::string& path, std::int64_t sweep, int idx, const std::string& worker) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeatSeconds), [&] { return done_; })) {
+      try {
+        RunStore store(path);
+        if (!store.heartbeat_sweep_member(sweep, idx, worker)) {
+          lost_ = true;
+          *stop_ = true;
+        }
+      } catch (const Error&) {
+        // A busy store delays one beat; the stale limit is ten beats.
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::atomic<bool> lost_{false};
+  std::atomic<bool>* stop_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int member_exit_code(MemberOutcome outcome) {
+  switch (outcome) {
+    case MemberOutcome::finished:
+    case MemberOutcome::already_finished: return 0;
+    case MemberOutcome::failed: return 1;
+    case MemberOutcome::killed: return 2;
+    case MemberOutcome::unavailable: return kExitMemberUnavailable;
+  }
+  return 1;
+}
+
+MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
+  auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
+  const std::string store_path = std::filesystem::absolute(opts.store).string();
+  RunStore store(store_path);
+  const SweepRecord sweep = store.get_sweep(opts.sweep);
+  const SweepMember m = store.sweep_member(opts.sweep, opts.index);
+  const std::string name = "member " + std::to_string(m.idx) + " of sweep " + std::to_string(sweep.id);
+
+  switch (member_availability(m, opts.policy, unix_now())) {
+    case MemberAvailability::finished:
+      log(name + " already finished (run " + (m.run_id ? std::to_string(*m.run_id) : "?") + ")");
+      return MemberOutcome::already_finished;
+    case MemberAvailability::failed:
+      log(name + " failed before (" + m.error + "); pass --retry-failed to run it again");
+      return MemberOutcome::unavailable;
+    case MemberAvailability::held:
+      log(name + " is running in worker " + m.worker);
+      return MemberOutcome::unavailable;
+    case MemberAvailability::free: break;
+  }
+  const std::string worker = this_worker_id();
+  if (!store.claim_sweep_member(opts.sweep, opts.index, m.status, m.worker, worker)) {
+    log(name + " was taken by another worker");
+    return MemberOutcome::unavailable;
+  }
+  log(name + " (" + m.label + "): worker " + worker + ", attempt " + std::to_string(m.attempts + 1));
+
+  std::atomic<bool> local_stop{false};
+  std::atomic<bool>* stop = opts.stop ? opts.stop : &local_stop;
+  Heartbeat heartbeat(store_path, opts.sweep, opts.index, worker, stop);
+  auto finish = [&](const std::string& status, const std::string& error) {
+    if (!store.finish_sweep_member(opts.sweep, opts.index, worker, status, error))
+      log(name + " was taken over by another worker; not recording '" + status + "'");
+  };
+  try {
+    const nlohmann::json spec = nlohmann::json::parse(sweep.spec_json);
+    // Relative paths in the member's config (data cache, run folders) mean what they meant at plan time.
+    const std::string workdir = spec.value("workdir", "");
+    if (!workdir.empty() && ::chdir(workdir.c_str()) != 0)
+      throw Error("cannot enter the sweep's working directory " + workdir);
+    Config cfg = config_from_json(m.config_json);
+    cfg.run.store = store_path;
+    cfg.train.threads = opts.threads;
+
+    std::int64_t run_id = -1;
+    bool trained = false;
+    if (m.run_id) {
+      const RunRecord run = store.get_run(*m.run_id);
+      if (run.status == RunStatus::finished) {
+        run_id = run.id;
+        trained = true;
+        log("run " + std::to_string(run_id) + " already trained");
+      } else if (!store.artifacts(run.id, "checkpoint").empty()) {
+        run_id = run.id;
+      } else {
+        store.update_status(run.id, RunStatus::failed, "abandoned before its first checkpoint; the sweep member restarts");
+      }
+    }
+    if (!trained) {
+      TrainRunOptions t;
+      t.resume_run = run_id;  // -1: a new run
+      t.sweep_id = opts.sweep;
+      t.stop = stop;
+      t.log = log;
+      t.on_run = [&](std::int64_t id) { store.set_sweep_member_run(opts.sweep, opts.index, worker, id); };
+      TrainRunResult r = run_training(cfg, t);
+      run_id = r.run_id;
+      if (r.train.interrupted) {
+        finish("killed", heartbeat.lost() ? "taken over by another worker" : "stopped by signal at step " + std::to_string(r.train.steps));
+        return MemberOutcome::killed;
+      }
+    }
+    const SweepEval ev = sweep_eval_from_json(spec);
+    if (ev.enabled) {
+      EvalRunOptions e;
+      e.ref.run_id = run_id;
+      e.ref.store = store_path;
+      e.tasks = ev.tasks;
+      e.limit = ev.limit;
+      e.wikitext = ev.wikitext;
+      e.max_val_tokens = ev.max_val_tokens;
+      e.threads = opts.threads;
+      e.log = log;
+      run_evaluation(e);
+    }
+    finish("finished", "");
+    log(name + " finished (run " + std::to_string(run_id) + ")");
+    return MemberOutcome::finished;
+  } catch (const std::exception& e) {
+    finish("failed", e.what());
+    log(name + " failed: " + e.what());
+    return MemberOutcome::failed;
+  }
+}
+
+}  // namespace moxlab
