@@ -75,6 +75,7 @@ std::string capture_for_run(const ObserveArgs& a) {
   CaptureOptions opt;
   opt.taps = "blocks.*";
   opt.tokens = a.tokens;
+  opt.seq_len = std::min(opt.seq_len, ck.loaded.model->options().max_seq_len);  // windows the model can take
   const std::string out = dir + "/capture-observe-" + std::to_string(a.tokens) + ".h5";
   std::cout << "run " << a.run << ": no capture with every tap; capturing " << a.tokens << " tokens -> " << out << "\n";
   return capture_run(ck, opt, out, a.store, [](const std::string& s) { std::cerr << s << "\n"; }).path;

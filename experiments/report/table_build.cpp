@@ -416,7 +416,8 @@ Table build_table(const TableSpec& spec, const RunStore& store) {
     for (const RunData* r : acc.runs)
       row.runs.push_back({r->record.id, KeyValue::from_json(r->get(spec.layout.seed_key)).text,
                           r->record.config_hash.substr(0, 12), short_rev(r->record.git_rev),
-                          r->record.data_digest.substr(0, 12)});
+                          // Imported models have no training data: say so instead of printing nothing.
+                          r->record.data_digest.empty() ? "none" : r->record.data_digest.substr(0, 12)});
     add_row_warnings(t, row, acc.runs, spec.layout);
     t.rows.push_back(std::move(row));
   }

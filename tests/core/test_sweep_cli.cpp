@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -155,6 +156,29 @@ TEST_CASE("A sweep with two workers survives SIGTERM and SIGKILL and finishes wi
       for (const auto& m : done) owned = owned || m.run_id == r.id;
       if (!owned) CHECK(r.error.find("abandoned before its first checkpoint") != std::string::npos);
     }
+
+  // The sweep's table: seeds pooled per learning rate, in all three formats, traceable to the runs.
+  std::ofstream(dir + "/table.toml") << "title = \"micro lr\"\n[select]\nsweep = \"micro_lr\"\n"
+                                        "[layout]\nrows = [\"train.lr\"]\n"
+                                        "[[column]]\nmetric = \"ppl/val/all\"\nlabel = \"val ppl\"\n";
+  for (const char* format : {"md", "csv", "latex"}) {
+    auto table = run_cli(std::string("table table.toml --format ") + format + " --out table." + format, dir);
+    INFO(table.err);
+    REQUIRE(table.exit_code == 0);
+    const std::string text = slurp(dir + "/table." + format);
+    for (const auto& m : done) CHECK(text.find(std::to_string(*m.run_id)) != std::string::npos);  // provenance
+    CHECK(text.find(store.get_run(*done[0].run_id).config_hash.substr(0, 12)) != std::string::npos);
+    if (std::string(format) != "csv") CHECK(text.find("n=2") != std::string::npos);
+  }
+
+  // Observations of a member's model: results on its run, curves in the HDF5 artifact.
+  auto observe = run_cli("observe --run " + std::to_string(*done[0].run_id) + " --tokens 256 --threads 1", dir);
+  INFO(observe.err);
+  REQUIRE(observe.exit_code == 0);
+  CHECK(store.result(*done[0].run_id, "observe/sparsity/blocks.1.ffn.out"));
+  CHECK(store.result(*done[0].run_id, "observe/flow_median/blocks.0.ffn.act"));
+  REQUIRE(store.artifacts(*done[0].run_id, "observations").size() == 1);
+  CHECK(std::filesystem::exists(store.artifacts(*done[0].run_id, "observations")[0].path));
 
   auto idx0 = run_cli("sweep run " + std::to_string(id) + " --index 0", dir);
   CHECK(idx0.exit_code == 0);
