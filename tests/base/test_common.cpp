@@ -1,11 +1,18 @@
-// core/common: SHA-256 against FIPS 180-4 test vectors; atomic writes never leave torn files.
+// core/common: SHA-256 against FIPS 180-4 test vectors; atomic writes never leave torn files; a file
+// lock serialises processes.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/common/file_lock.h"
 #include "core/common/sha256.h"
+#include "tests/scratch_dir.h"
 
 using namespace moxlab;
 
@@ -35,4 +42,28 @@ TEST_CASE("Atomic writes replace whole files and keep the old one when writing f
   for (auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   CHECK(files == 1);  // no temporaries left behind
   CHECK_THROWS_AS(read_file((dir / "missing").string()), Error);
+}
+
+TEST_CASE("FileLock makes a second process wait until the first releases it", "[common][lock]") {
+  testing::ScratchDir dir("file-lock");
+  const std::string lock = dir.file("build.lock"), marker = dir.file("built");
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    FileLock held(lock);
+    char c = 1;
+    (void)!::write(ready[1], &c, 1);  // tell the parent the lock is taken
+    ::usleep(300000);
+    std::ofstream(marker) << "done";  // the work the lock guards
+    ::_exit(0);
+  }
+  char c;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  {
+    FileLock mine(lock);  // blocks until the child exits (closing its descriptor releases the lock)
+    CHECK(std::filesystem::exists(marker));
+  }
+  ::waitpid(child, nullptr, 0);
+  CHECK_THROWS_WITH(FileLock(dir.file("no/such/dir/x.lock")), Catch::Matchers::Contains("cannot open lock file"));
 }
