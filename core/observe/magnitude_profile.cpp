@@ -68,4 +68,18 @@ std::vector<std::int64_t> default_top_k(std::int64_t d) {
   return ks;
 }
 
+double gaussian_top_share(double fraction) {
+  if (fraction <= 0) return 0;
+  if (fraction >= 1) return 1;
+  // Solve P(|x| > t) = erfc(t / sqrt 2) = fraction for t by bisection (erfc is decreasing).
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (std::erfc(mid / std::sqrt(2.0)) > fraction ? lo : hi) = mid;
+  }
+  const double t = 0.5 * (lo + hi);
+  const double phi = std::exp(-0.5 * t * t) / std::sqrt(2.0 * M_PI);
+  return 2.0 * t * phi + fraction;
+}
+
 }  // namespace moxlab

@@ -40,4 +40,11 @@ std::int64_t top_half(std::int64_t d);
 // scaled to d, round(1000 d / 4096); clamped to [1, d], ascending, without repeats.
 std::vector<std::int64_t> default_top_k(std::int64_t d);
 
+// The reference a per-token share must beat: the share of sum_i x_i^2 held by the largest `fraction`
+// of the coordinates of an i.i.d. Gaussian vector, in the large-d limit. With P(|x| > t) = fraction,
+// E[x^2; |x| > t] = 2 (t phi(t) + (1 - Phi(t))), so the share is 2 t phi(t) + fraction
+// (0.9287 for the top half, 0.7236 for the top quarter): a concentration statistic near these values
+// says nothing about learned structure.
+double gaussian_top_share(double fraction);
+
 }  // namespace moxlab

@@ -94,11 +94,15 @@ void observe_magnitudes(const ActivationMatrix& x, const ObserveOptions& opt, Te
                              "(MoHD Fig. 3 left, dims sorted once for all tokens)";
   const std::string token = "mean over tokens of the share of the token's sum_i x_i^2 held by its k largest x_i^2 "
                             "(MoHD Fig. 3 left, dims sorted per token)";
-  res.add("share_top50", o, o.share_top50, pooled + ", k = ceil(d/2)", {{"k", half}});
-  res.add("token_share_top50", o, o.token_share_top50, token + ", k = ceil(d/2)", {{"k", half}});
+  // gaussian: the same share for an i.i.d. Gaussian vector (no learned structure), for comparison.
+  auto extra = [&](std::int64_t k) {
+    return nlohmann::json{{"k", k}, {"gaussian", gaussian_top_share(static_cast<double>(k) / static_cast<double>(o.dims))}};
+  };
+  res.add("share_top50", o, o.share_top50, pooled + ", k = ceil(d/2)", extra(half));
+  res.add("token_share_top50", o, o.token_share_top50, token + ", k = ceil(d/2)", extra(half));
   for (std::int64_t k : opt.top_k.empty() ? default_top_k(o.dims) : opt.top_k) {
-    res.add("share_top" + std::to_string(k), o, top_k_share(p.pooled_cumshare, k), pooled, {{"k", k}});
-    res.add("token_share_top" + std::to_string(k), o, top_k_share(p.token_cumshare, k), token, {{"k", k}});
+    res.add("share_top" + std::to_string(k), o, top_k_share(p.pooled_cumshare, k), pooled, extra(k));
+    res.add("token_share_top" + std::to_string(k), o, top_k_share(p.token_cumshare, k), token, extra(k));
   }
   res.add("median", o, s.median, "median of x^2 over all (token, dim) elements (MoHD Fig. 4, absolute)");
 }

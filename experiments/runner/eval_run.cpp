@@ -20,9 +20,11 @@ namespace moxlab {
 
 namespace {
 
-const char* kPplDefinition =
-    "token-level perplexity exp(mean NLL) over non-overlapping windows of train.seq_len tokens (context "
-    "restarts each window); bpb = NLL / (ln 2 * UTF-8 bytes)";
+// What the three numbers of one perplexity evaluation are; the windows are the same for all three.
+const char* kWindows = " over non-overlapping windows of train.seq_len tokens (context restarts each window)";
+const char* kPplDefinition = "token-level perplexity exp(mean next-token NLL)";
+const char* kLossDefinition = "mean next-token NLL (nats) per token";
+const char* kBpbDefinition = "bits per UTF-8 byte: summed NLL / (ln 2 * bytes of the scored text)";
 
 void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& key, double value,
          double std_err, const nlohmann::json& meta) {
@@ -34,15 +36,15 @@ void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::strin
 
 void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& name,
                     const PerplexityResult& r, const std::string& split) {
-  nlohmann::json meta{{"split", split}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"definition", kPplDefinition}};
-  meta["metric"] = "ppl";
-  put(store, run, res, "ppl/" + name, r.ppl(), NAN, meta);
-  meta["metric"] = "loss";
-  put(store, run, res, "loss/" + name, r.loss(), NAN, meta);
-  if (r.bytes > 0) {
-    meta["metric"] = "bpb";
-    put(store, run, res, "bpb/" + name, r.bpb(), NAN, meta);
-  }
+  nlohmann::json meta{{"split", split}, {"tokens", r.tokens}, {"bytes", r.bytes}};
+  auto put_one = [&](const char* metric, const char* definition, double value) {
+    meta["metric"] = metric;
+    meta["definition"] = std::string(definition) + kWindows;
+    put(store, run, res, std::string(metric) + "/" + name, value, NAN, meta);
+  };
+  put_one("ppl", kPplDefinition, r.ppl());
+  put_one("loss", kLossDefinition, r.loss());
+  if (r.bytes > 0) put_one("bpb", kBpbDefinition, r.bpb());
 }
 
 }  // namespace

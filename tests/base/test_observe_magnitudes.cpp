@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "core/common/error.h"
@@ -130,4 +131,22 @@ TEST_CASE("observe: dimension ranks order by magnitude with ties to the lower in
   CHECK(top_count(1, 6) == 1);
   CHECK(top_count(100, 7) == 7);
   CHECK_THROWS_AS(top_count(0, 7), Error);
+}
+
+TEST_CASE("observe: the Gaussian reference share matches its closed form and a sampled vector", "[observe]") {
+  // Top half: t = 0.67449 (P(|x| > t) = 0.5), phi(t) = 0.31777, share = 2 * 0.67449 * 0.31777 + 0.5 = 0.92867.
+  CHECK(gaussian_top_share(0.5) == Approx(0.92867).epsilon(1e-4));
+  // Top quarter: t = 1.15035, phi(t) = 0.20584, share = 2 * 1.15035 * 0.20585 + 0.25 = 0.72361.
+  CHECK(gaussian_top_share(0.25) == Approx(0.72361).epsilon(1e-4));
+  CHECK(gaussian_top_share(0.0) == 0.0);
+  CHECK(gaussian_top_share(1.0) == 1.0);
+  // The per-token curve of i.i.d. Gaussian rows lands on it (d = 4096: finite-d bias below 1e-3).
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  const std::int64_t n = 64, d = 4096;
+  std::vector<float> data(static_cast<std::size_t>(n * d));
+  for (auto& v : data) v = normal(rng);
+  const MagnitudeProfile p = magnitude_profile(ActivationMatrix{data.data(), n, d});
+  CHECK(top_k_share(p.token_cumshare, d / 2) == Approx(gaussian_top_share(0.5)).margin(3e-3));
+  CHECK(top_k_share(p.token_cumshare, d / 4) == Approx(gaussian_top_share(0.25)).margin(3e-3));
 }
