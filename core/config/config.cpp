@@ -1,5 +1,8 @@
 #include "core/config/config.h"
 
+#include <tuple>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
@@ -35,8 +38,17 @@ Schema bind(Config& c) {
   s.add("model.tie_embeddings", m.tie_embeddings, "share the token embedding with the output head");
   s.add("model.qkv_bias", m.qkv_bias, "bias on Q/K/V projections (Qwen2 style)");
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
-  s.add("model.attention", m.attention, {"dense"}, "attention kind");
-  s.add("model.ffn", m.ffn, {"dense"}, "FFN kind");
+  s.add("model.attention", m.attention, {"dense", "mohd"}, "attention kind (mohd: MoHD sub-dimension routing)");
+  s.add("model.ffn", m.ffn, {"dense", "mohd"}, "FFN kind (mohd: MoHD sub-dimension routing)");
+  for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
+    const std::string k = std::string("mohd.") + part + ".";
+    s.add(k + "sub_dims", mo->sub_dims, 1, 4096, "MoHD: sub-dimensions N the hidden dimension is sliced into");
+    s.add(k + "active", mo->active, 1, 4096, "MoHD: sub-dimensions active per token (delta N, shared included)");
+    s.add(k + "shared", mo->shared, 0, 4096, "MoHD: always-active shared sub-dimensions (phi N)");
+    s.add(k + "fusion_groups", mo->fusion_groups, 0, 4096, "MoHD: Monarch group fusion blocks (0: no fusion)");
+    s.add(k + "scaling", mo->scaling, "MoHD: activation scaling alpha = N * sum of active gates");
+    s.add(k + "balance_beta", mo->balance_beta, 0, 1e3, "MoHD: weight beta of the sub-dimension balance loss (Eq. 13)");
+  }
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -185,6 +197,17 @@ void validate(const Config& c) {
   require(m.dim % m.n_heads == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by model.n_heads (" +
                                       std::to_string(m.n_heads) + ")");
   require(m.n_heads % m.n_kv_heads == 0, "model.n_heads must be a multiple of model.n_kv_heads");
+  for (auto [part, kind, mo] : {std::tuple<const char*, const std::string*, const MohdOptions*>{"attn", &m.attention, &m.mohd_attn},
+                                {"ffn", &m.ffn, &m.mohd_ffn}}) {
+    if (*kind != "mohd") continue;
+    const std::string k = std::string("mohd.") + part + ".";
+    require(m.dim % mo->sub_dims == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by " + k + "sub_dims (" +
+                                           std::to_string(mo->sub_dims) + ")");
+    require(mo->active <= mo->sub_dims, k + "active must not exceed " + k + "sub_dims");
+    require(mo->shared <= mo->active, k + "shared must not exceed " + k + "active");
+    require(mo->fusion_groups == 0 || m.dim % mo->fusion_groups == 0,
+            "model.dim must be divisible by " + k + "fusion_groups (" + std::to_string(mo->fusion_groups) + ")");
+  }
   require(m.head_dim() % 2 == 0, "head dimension (model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/mohd/mohd_components.h"
 
 namespace moxlab {
 
@@ -57,6 +58,7 @@ torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, 
 
 std::shared_ptr<Attention> make_attention(const ModelOptions& o, int /*layer*/) {
   if (o.attention == "dense") return std::make_shared<DenseAttention>(o);
+  if (o.attention == "mohd") return std::make_shared<MohdAttention>(o);
   throw Error("unknown model.attention kind '" + o.attention + "'");
 }
 

@@ -1,6 +1,7 @@
 #include "core/model/ffn.h"
 
 #include "core/common/error.h"
+#include "core/model/mohd/mohd_components.h"
 
 namespace moxlab {
 
@@ -33,6 +34,7 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
 
 std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int /*layer*/) {
   if (o.ffn == "dense") return std::make_shared<SwiGLU>(o);
+  if (o.ffn == "mohd") return std::make_shared<MohdFeedForward>(o);
   throw Error("unknown model.ffn kind '" + o.ffn + "'");
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include "core/model/mohd/mohd_options.h"
+
 namespace moxlab {
 
 struct ModelOptions {
@@ -21,6 +23,8 @@ struct ModelOptions {
   double init_std = 0.02;
   std::string attention = "dense";  // pluggable attention kind (MoHD, MoH and ToMoE variants add theirs)
   std::string ffn = "dense";        // pluggable FFN kind
+  MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)
+  MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
 
   int head_dim() const { return dim / n_heads; }
   int resolved_ffn_hidden() const {

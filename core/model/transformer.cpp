@@ -69,6 +69,11 @@ void Transformer::init_weights(std::uint64_t seed) {
     const std::string& name = item.key();
     auto& p = item.value();
     if (name.find("norm") != std::string::npos) p.fill_(1.0);
+    else if (name.find(".monarch.") != std::string::npos) {
+      // MoHD group fusion blocks [blocks, out, in]: like a linear layer of the block's fan-in (NOTES.md).
+      const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(-1)));
+      p.uniform_(-bound, bound);
+    }
     else if (name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0) p.zero_();
     else if (name.find(".wo.") != std::string::npos || name.find(".w2.") != std::string::npos) p.normal_(0, resid_std);
     else p.normal_(0, std);

@@ -62,3 +62,22 @@ TEST_CASE("The config hash ignores run naming but not the recipe", "[config]") {
   CHECK(a.hash() != c.hash());
   CHECK(a.hash().size() == 64);
 }
+
+TEST_CASE("MoHD options load from [mohd.attn] / [mohd.ffn] and are checked against the model", "[config][mohd]") {
+  auto p = write_toml("mohd.toml", "[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 2\nattention = \"mohd\"\nffn = \"mohd\"\n"
+                                   "[mohd.attn]\nsub_dims = 8\nactive = 4\nshared = 3\nfusion_groups = 8\n"
+                                   "[mohd.ffn]\nsub_dims = 16\nactive = 8\nshared = 0\nscaling = false\nbalance_beta = 0\n");
+  Config c = load_config(p);
+  CHECK(c.model.mohd_attn.shared == 3);
+  CHECK(c.model.mohd_ffn.sub_dims == 16);
+  CHECK_FALSE(c.model.mohd_ffn.scaling);
+  CHECK(c.model.mohd_ffn.balance_beta == 0.0);
+  CHECK(config_from_json(c.to_json()).to_json() == c.to_json());
+  CHECK(error_of([&] { load_config(p, {"mohd.attn.sub_dims=7"}); }).find("divisible by mohd.attn.sub_dims") != std::string::npos);
+  CHECK(error_of([&] { load_config(p, {"mohd.ffn.active=17"}); }).find("mohd.ffn.active must not exceed") != std::string::npos);
+  CHECK(error_of([&] { load_config(p, {"mohd.attn.shared=5"}); }).find("mohd.attn.shared must not exceed") != std::string::npos);
+  CHECK(error_of([&] { load_config(p, {"mohd.attn.fusion_groups=5"}); }).find("fusion_groups") != std::string::npos);
+  CHECK(error_of([&] { load_config(p, {"model.ffn=moe"}); }).find("model.ffn") != std::string::npos);
+  // Dense components ignore their MoHD keys.
+  CHECK_NOTHROW(load_config("", {"mohd.ffn.sub_dims=7"}));
+}

@@ -1,0 +1,31 @@
+// MoHD attention (Eq. 14-15) and MoHD SwiGLU FFN (Eq. 16): the dense LLaMA component on the token's
+// active sub-dimensions, wrapped by a MohdMixer (router, gate-weighted concatenation, scaling, Monarch
+// fusion). Attention and FFN have separate routers with their own options (Sec. 4.5).
+#pragma once
+#include <torch/torch.h>
+
+#include "core/model/attention.h"
+#include "core/model/ffn.h"
+#include "core/model/mohd/mohd_mixer.h"
+
+namespace moxlab {
+
+class MohdAttention : public Attention {
+ public:
+  explicit MohdAttention(const ModelOptions& o);
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
+  ParamCount param_count() const override;
+  std::shared_ptr<DenseAttention> inner;
+  MohdMixer mixer{nullptr};
+};
+
+class MohdFeedForward : public FeedForward {
+ public:
+  explicit MohdFeedForward(const ModelOptions& o);
+  torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
+  ParamCount param_count() const override;
+  std::shared_ptr<SwiGLU> inner;
+  MohdMixer mixer{nullptr};
+};
+
+}  // namespace moxlab

@@ -1,0 +1,49 @@
+#include "core/model/mohd/mohd_mixer.h"
+
+#include "core/common/error.h"
+#include "core/model/mohd/balance_loss.h"
+
+namespace moxlab {
+
+torch::Tensor expand_to_dims(const torch::Tensor& per_sub_dim, int block) {
+  return per_sub_dim.repeat_interleave(block, -1);
+}
+
+MohdMixerImpl::MohdMixerImpl(int dim, const MohdOptions& o) : dim_(dim), block_(o.sub_dims > 0 ? dim / o.sub_dims : 0), o_(o) {
+  require(o.sub_dims >= 1 && dim % o.sub_dims == 0,
+          "MoHD: model.dim " + std::to_string(dim) + " is not divisible by sub_dims " + std::to_string(o.sub_dims));
+  router = register_module("router", SubDimRouter(dim, o));
+  if (o.fusion_groups > 0) monarch = register_module("monarch", Monarch(dim, o.fusion_groups));
+}
+
+MohdMixerImpl::Routed MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name,
+                                           const std::string& probs_tap, const std::string& topk_tap) {
+  Routed out;
+  out.routing = router(x);
+  ctx.tap(probs_tap, out.routing.probs);
+  ctx.tap(topk_tap, out.routing.active.to(torch::kFloat));
+  if (o_.balance_beta > 0)
+    ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(out.routing.probs, o_.shared, o_.balance_beta));
+  out.x_s = x * expand_to_dims(out.routing.active.to(x.dtype()), block_);  // Eq. 8
+  return out;
+}
+
+torch::Tensor MohdMixerImpl::combine(const torch::Tensor& y, const SubDimRouting& r) {
+  auto weighted = y * expand_to_dims(r.gates, block_);  // ||_i g_i Dim_i(x_s)  (Eq. 8)
+  if (o_.scaling) {
+    // alpha = N * sum of the active gates (Sec. 4.2): lifts the softmax weights (< 1) back up.
+    weighted = weighted * (static_cast<double>(o_.sub_dims) * r.gates.sum(-1, true));
+  }
+  return monarch ? monarch(weighted) : weighted;  // Eq. 9-10
+}
+
+ParamCount MohdMixerImpl::wrap(const ParamCount& inner) const {
+  ParamCount c;
+  std::int64_t own = 0;
+  for (const auto& p : parameters()) own += p.numel();
+  c.total = inner.total + own;
+  c.active = inner.total * o_.active / o_.sub_dims + own;
+  return c;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,54 @@
+// The part MoHD adds around a component (attention or FFN): the router, the input restricted to the
+// token's active sub-dimensions (x_s, Eq. 8), and on the output the gate-weighted concatenation of the
+// active output sub-dimensions, activation scaling alpha = N * sum(active g) (Sec. 4.2) and Monarch
+// group fusion back to d (Eq. 9-10):  y = M alpha ||_i g_i Dim_i(x_s).
+//
+// Slicing a matrix along the hidden dimension and keeping sub-dimension i means: input-side matrices
+// (W_Q, W_K, W_V, W_gate, W_up) read only the active input blocks, output-side ones (W_O, W_down) produce
+// only the active output blocks. Both equal the dense matrix applied to the masked input, with the
+// output masked, so this reference form runs the dense component on x_s and weights its output blocks;
+// the gathered sparse kernels (issue "kernels") must match it. Eq. 14-16 also write the gates inside
+// the up-projections; we apply them once, on the concatenated output, as the general Eq. 8/10 do.
+#pragma once
+#include <string>
+
+#include <torch/torch.h>
+
+#include "core/model/forward_context.h"
+#include "core/model/mohd/monarch.h"
+#include "core/model/mohd/mohd_options.h"
+#include "core/model/mohd/sub_dim_router.h"
+#include "core/model/param_count.h"
+
+namespace moxlab {
+
+class MohdMixerImpl : public torch::nn::Module {
+ public:
+  MohdMixerImpl(int dim, const MohdOptions& o);
+
+  struct Routed {
+    torch::Tensor x_s;        // the input with inactive sub-dimension blocks zeroed (Eq. 8)
+    SubDimRouting routing;
+  };
+  // Routes x [B, T, d]; records the router taps and the balance loss (named `name`) in ctx.
+  Routed route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
+               const std::string& topk_tap);
+  // y [B, T, d]: the dense component's output on x_s -> M alpha (g-weighted active blocks).
+  torch::Tensor combine(const torch::Tensor& y, const SubDimRouting& routing);
+
+  // Parameters of a component wrapped by this mixer: matrices active in active/N, router and fusion always.
+  ParamCount wrap(const ParamCount& inner) const;
+
+  SubDimRouter router{nullptr};
+  Monarch monarch{nullptr};  // null without group fusion
+
+ private:
+  int dim_, block_;
+  MohdOptions o_;
+};
+TORCH_MODULE(MohdMixer);
+
+// Per-dimension weights from per-sub-dimension ones: [..., N] -> [..., N * block].
+torch::Tensor expand_to_dims(const torch::Tensor& per_sub_dim, int block);
+
+}  // namespace moxlab

@@ -1,0 +1,33 @@
+#include "core/model/mohd/monarch.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+
+namespace moxlab {
+
+MonarchImpl::MonarchImpl(int dim, int groups) : dim_(dim), groups_(groups), r_(groups > 0 ? dim / groups : 0) {
+  require(groups >= 1 && dim % groups == 0, "Monarch fusion: dim " + std::to_string(dim) +
+                                                " is not divisible by the group count " + std::to_string(groups));
+  // Initialised like a linear layer of each block's fan-in (NOTES.md): U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  b1 = register_parameter("b1", torch::empty({groups_, r_, r_}).uniform_(-1.0 / std::sqrt(r_), 1.0 / std::sqrt(r_)));
+  b2 = register_parameter("b2", torch::empty({r_, groups_, groups_})
+                                    .uniform_(-1.0 / std::sqrt(groups_), 1.0 / std::sqrt(groups_)));
+}
+
+torch::Tensor MonarchImpl::forward(const torch::Tensor& x) {
+  auto shape = x.sizes().vec();
+  auto h = x.reshape({-1, groups_, r_});                 // grid [groups, r]: block g holds x[g r : (g+1) r]
+  h = torch::einsum("ngi,goi->ngo", {h, b1});            // B1: one r x r block per group
+  h = h.transpose(1, 2);                                 // P: read the grid column-wise -> [r, groups]
+  h = torch::einsum("nrj,rkj->nrk", {h, b2});            // B2: one groups x groups block per column
+  h = h.transpose(1, 2).reshape(shape);                  // P^T: back to [groups, r] order
+  return h;
+}
+
+torch::Tensor MonarchImpl::dense() {
+  torch::NoGradGuard ng;
+  return forward(torch::eye(dim_, b1.options())).t();  // column j = M e_j
+}
+
+}  // namespace moxlab

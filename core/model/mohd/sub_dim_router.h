@@ -1,0 +1,28 @@
+// The MoHD router of one component (Eq. 11-12): scores s = Softmax(x phi) over the N sub-dimension
+// centroids phi (one row of d per sub-dimension), gates g_i = s_i for the `shared` first sub-dimensions
+// and for the top (active - shared) of the others by score, g_i = 0 otherwise.
+#pragma once
+#include <torch/torch.h>
+
+#include "core/model/mohd/mohd_options.h"
+
+namespace moxlab {
+
+struct SubDimRouting {
+  torch::Tensor probs;  // [..., N] s, softmax over all N (Eq. 11)
+  torch::Tensor gates;  // [..., N] g: s on active sub-dimensions, 0 elsewhere (Eq. 12)
+  torch::Tensor active; // [..., N] bool: which sub-dimensions the token uses
+};
+
+class SubDimRouterImpl : public torch::nn::Module {
+ public:
+  SubDimRouterImpl(int dim, const MohdOptions& o);
+  SubDimRouting forward(const torch::Tensor& x);  // x: [..., dim]
+  torch::nn::Linear centroids{nullptr};          // phi: [N, dim], no bias
+
+ private:
+  int n_, active_, shared_;
+};
+TORCH_MODULE(SubDimRouter);
+
+}  // namespace moxlab
