@@ -21,6 +21,7 @@ Schema bind(Config& c) {
   Schema s;
   s.add("run.name", c.run.name, {}, "run name shown in the store and the viewer");
   s.add("run.kind", c.run.kind, {}, "run kind recorded in the store (train, eval, import, ...)");
+  s.add("run.variant", c.run.variant, {}, "label of the model variant for tables (e.g. mohd_x2); not hashed");
   s.add("run.out_dir", c.run.out_dir, {}, "directory under which run directories are created");
   s.add("run.store", c.run.store, {}, "SQLite run store path");
 
@@ -38,6 +39,7 @@ Schema bind(Config& c) {
   s.add("model.tie_embeddings", m.tie_embeddings, "share the token embedding with the output head");
   s.add("model.qkv_bias", m.qkv_bias, "bias on Q/K/V projections (Qwen2 style)");
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
+  s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
   s.add("model.attention", m.attention, {"dense", "mohd"}, "attention kind (mohd: MoHD sub-dimension routing)");
   s.add("model.ffn", m.ffn, {"dense", "mohd"}, "FFN kind (mohd: MoHD sub-dimension routing)");
   for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
@@ -194,7 +196,7 @@ Config config_from_json(const std::string& json) {
 
 void validate(const Config& c) {
   const auto& m = c.model;
-  require(m.dim % m.n_heads == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by model.n_heads (" +
+  require(m.head_dim_override > 0 || m.dim % m.n_heads == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by model.n_heads (" +
                                       std::to_string(m.n_heads) + ")");
   require(m.n_heads % m.n_kv_heads == 0, "model.n_heads must be a multiple of model.n_kv_heads");
   for (auto [part, kind, mo] : {std::tuple<const char*, const std::string*, const MohdOptions*>{"attn", &m.attention, &m.mohd_attn},
@@ -208,7 +210,7 @@ void validate(const Config& c) {
     require(mo->fusion_groups == 0 || m.dim % mo->fusion_groups == 0,
             "model.dim must be divisible by " + k + "fusion_groups (" + std::to_string(mo->fusion_groups) + ")");
   }
-  require(m.head_dim() % 2 == 0, "head dimension (model.dim / model.n_heads) must be even for RoPE");
+  require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");
   require(c.train.warmup_steps <= c.train.max_steps, "train.warmup_steps exceeds train.max_steps");

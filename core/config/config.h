@@ -18,6 +18,7 @@ namespace moxlab {
 struct RunOptions {
   std::string name = "run";
   std::string kind = "train";       // recorded in the run store
+  std::string variant;              // free label naming the model variant; tables group rows by it
   std::string out_dir = "runs";     // run directories go under here
   std::string store = "runs/runs.db";
 };

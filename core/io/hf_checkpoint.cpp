@@ -54,6 +54,7 @@ void export_hf(const Transformer& model, const std::string& dir, const std::stri
   else
     require(!o.qkv_bias, "export as llama needs a model without Q/K/V bias (model.qkv_bias = true: use --arch qwen2)");
   const int hd = o.head_dim();
+  require(hd * o.n_heads == o.dim, "export to HF needs n_heads * head_dim == dim (this model sets model.head_dim)");
 
   torch::NoGradGuard ng;
   std::map<std::string, torch::Tensor> t;

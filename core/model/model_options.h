@@ -26,7 +26,9 @@ struct ModelOptions {
   MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)
   MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
 
-  int head_dim() const { return dim / n_heads; }
+  int head_dim_override = 0;  // model.head_dim; 0: dim / n_heads. MoHD expansion widens dim at a fixed
+                              // attention width n_heads * head_dim (constant activated parameters).
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : dim / n_heads; }
   int resolved_ffn_hidden() const {
     if (ffn_hidden > 0) return ffn_hidden;
     int h = (8 * dim) / 3;

@@ -15,7 +15,7 @@ struct Window {
 
 CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, const TokenSource& src,
                                    const CaptureOptions& opt, TensorLogWriter& out) {
-  require(opt.tokens > 0, "capture needs a positive token budget");
+  require(opt.tokens > 0 || opt.tokens_per_domain > 0, "capture needs a positive token budget");
   require(opt.seq_len >= 1 && opt.seq_len <= model.options().max_seq_len,
           "capture seq_len must be in [1, model.max_seq_len]");
   std::vector<int> domains;
@@ -26,7 +26,9 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
 
   // Even split of the budget; each domain's share as contiguous windows from its split's start.
   std::vector<Window> windows;
-  const std::int64_t share = std::max<std::int64_t>(1, opt.tokens / static_cast<std::int64_t>(domains.size()));
+  const std::int64_t share = opt.tokens_per_domain > 0
+                                 ? opt.tokens_per_domain
+                                 : std::max<std::int64_t>(1, opt.tokens / static_cast<std::int64_t>(domains.size()));
   for (int d : domains) {
     const std::int64_t n = std::min(share, src.size(d));
     for (std::int64_t s = 0; s < n; s += opt.seq_len) windows.push_back({d, s, std::min<std::int64_t>(opt.seq_len, n - s)});

@@ -8,7 +8,7 @@
 //   /text/bytes          uint8   [B]             decoded text of all windows, concatenated
 //   /text/offsets        int64   [N, 2]          [begin, end) byte range of each token in /text/bytes
 //   attributes on "/": run_id, config (JSON), tokenizer, taps, seq_len, layout_version
-// The token budget is split evenly over the domains; each domain contributes contiguous windows of
+// The token budget is split evenly over the domains (or given per domain); each domain contributes contiguous windows of
 // seq_len tokens from the start of its validation split (deterministic: same model, same rows).
 #pragma once
 #include <cstdint>
@@ -25,6 +25,7 @@ namespace moxlab {
 struct CaptureOptions {
   std::string taps = "blocks.*.resid.out";  // comma-separated globs over tap names
   std::int64_t tokens = 4096;               // total budget over all domains
+  std::int64_t tokens_per_domain = 0;       // > 0: this many per domain instead (tokens is ignored)
   int seq_len = 256;
   int batch_size = 8;
   std::vector<std::string> domains;         // empty: every domain of the source

@@ -53,10 +53,9 @@ std::string find_full_capture(const RunStore& store, const ObserveArgs& a) {
 }
 
 // The capture to observe for --run: an existing one, or a new capture of every tap in the run's
-// directory (the checkpoint's directory for a run without one).
+// directory.
 std::string capture_for_run(const ObserveArgs& a) {
   require(file_exists(a.store), "no run store at " + a.store);
-  std::string dir;
   {
     const RunStore store(a.store);
     const std::string found = find_full_capture(store, a);
@@ -64,21 +63,13 @@ std::string capture_for_run(const ObserveArgs& a) {
       std::cout << "run " << a.run << ": observing capture " << found << "\n";
       return found;
     }
-    const auto run_dirs = store.artifacts(a.run, "run_dir");
-    if (!run_dirs.empty()) dir = run_dirs.back().path;
   }
-  CheckpointRef ref;
-  ref.run_id = a.run;
-  ref.store = a.store;
-  const ResolvedCheckpoint ck = resolve_checkpoint(ref, "capture");
-  if (dir.empty()) dir = std::filesystem::path(ck.path).parent_path().string();
   CaptureOptions opt;
   opt.taps = "blocks.*";
   opt.tokens = a.tokens;
-  opt.seq_len = std::min(opt.seq_len, ck.loaded.model->options().max_seq_len);  // windows the model can take
-  const std::string out = dir + "/capture-observe-" + std::to_string(a.tokens) + ".h5";
-  std::cout << "run " << a.run << ": no capture with every tap; capturing " << a.tokens << " tokens -> " << out << "\n";
-  return capture_run(ck, opt, out, a.store, [](const std::string& s) { std::cerr << s << "\n"; }).path;
+  const std::string name = "capture-observe-" + std::to_string(a.tokens) + ".h5";
+  std::cout << "run " << a.run << ": no capture with every tap; capturing " << a.tokens << " tokens -> " << name << "\n";
+  return capture_stored_run(a.store, a.run, opt, name, [](const std::string& s) { std::cerr << s << "\n"; }).path;
 }
 
 void record(const ObserveReport& rep, const std::string& store_path) {

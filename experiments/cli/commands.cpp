@@ -11,6 +11,7 @@ void register_all(CLI::App& app) {
   register_eval(app);
   register_probe(app);
   register_observe(app);
+  register_route(app);
   register_runs(app);
   register_bench(app);
   register_table(app);

@@ -15,6 +15,7 @@ void register_export(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_probe(CLI::App& app);
 void register_observe(CLI::App& app);
+void register_route(CLI::App& app);
 void register_runs(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_table(CLI::App& app);

@@ -99,22 +99,36 @@ std::string short_rev(const std::string& rev) {
   return rev.substr(0, std::min<std::size_t>(plus, 12)) + (plus == std::string::npos ? "" : rev.substr(plus));
 }
 
-std::int64_t resolve_sweep(const SweepRef& ref, const RunStore& store) {
-  if (ref.id) return store.get_sweep(*ref.id).id;  // Error when absent
-  std::optional<std::int64_t> id;
-  for (const auto& s : store.list_sweeps())  // ordered by id: the newest of that name wins
-    if (s.name == ref.name) id = s.id;
-  require(id.has_value(), "no sweep named '" + ref.name + "' in " + store.path());
-  return *id;
-}
-
 struct Selection {
   std::vector<RunData> runs;
   std::string summary;
   std::vector<std::string> warnings;
 };
 
-Selection select_runs(const TableSelect& sel, const RunStore& store) {
+// The run's metric curves as results "curve/<metric key>/<step>" (the value logged at that step), so a
+// column can read a curve at chosen steps: metric = "curve/val/ppl/{step}" with columns_by = "step".
+void add_curve_results(const RunStore& store, std::int64_t run, std::vector<ResultRecord>& out) {
+  for (const auto& key : store.metric_keys(run)) {
+    const std::string metric = key.substr(key.rfind('/') + 1);
+    const std::string definition =
+        key.rfind("val/", 0) == 0
+            ? "value of the run's curve '" + key + "' at that step: the trainer's periodic validation "
+              "(train.eval_tokens tokens per domain from the start of each validation split)"
+            : "value of the run's curve '" + key + "' logged at that step";
+    const std::string meta = nlohmann::json{{"metric", metric}, {"split", key.rfind("val/", 0) == 0 ? "val" : "train"},
+                                            {"definition", definition}}.dump();
+    for (const MetricPoint& p : store.metrics(run, key))
+      out.push_back({run, "curve/" + key + "/" + std::to_string(p.step), p.value, meta});
+  }
+}
+
+bool where_matches(const nlohmann::json* value, const nlohmann::json& wanted) {
+  if (!value) return false;
+  if (!wanted.is_array()) return *value == wanted;
+  return std::find(wanted.begin(), wanted.end(), *value) != wanted.end();
+}
+
+Selection select_runs(const TableSelect& sel, const RunStore& store, bool with_curves) {
   RunFilter filter;
   filter.kind = sel.kind;
   std::vector<std::string> how;
@@ -146,11 +160,11 @@ Selection select_runs(const TableSelect& sel, const RunStore& store) {
             "select.where key '" + key + "' is not a config key of any candidate run in " + store.path());
   for (auto& d : candidates) {
     const bool keep = std::all_of(sel.where.begin(), sel.where.end(), [&](const auto& kv) {
-      const nlohmann::json* v = d.get(kv.first);
-      return v && *v == kv.second;
+      return where_matches(d.get(kv.first), kv.second);
     });
     if (!keep) continue;
     d.results = store.results(d.record.id);
+    if (with_curves) add_curve_results(store, d.record.id, d.results);
     out.runs.push_back(std::move(d));
   }
   for (auto id : sel.runs)
@@ -350,6 +364,15 @@ void add_row_warnings(Table& t, const TableRow& row, const std::vector<const Run
 
 }  // namespace
 
+std::int64_t resolve_sweep(const SweepRef& ref, const RunStore& store) {
+  if (ref.id) return store.get_sweep(*ref.id).id;  // Error when absent
+  std::optional<std::int64_t> id;
+  for (const auto& s : store.list_sweeps())  // ordered by id: the newest of that name wins
+    if (s.name == ref.name) id = s.id;
+  require(id.has_value(), "no sweep named '" + ref.name + "' in " + store.path());
+  return *id;
+}
+
 KeyValue KeyValue::from_json(const nlohmann::json* value) {
   KeyValue k;
   if (!value || value->is_null()) return k;
@@ -388,7 +411,9 @@ std::string row_label(const Table& table, const TableRow& row) {
 }
 
 Table build_table(const TableSpec& spec, const RunStore& store) {
-  Selection sel = select_runs(spec.select, store);
+  const bool with_curves = std::any_of(spec.columns.begin(), spec.columns.end(),
+                                       [](const TableColumn& c) { return c.metric.rfind("curve/", 0) == 0; });
+  Selection sel = select_runs(spec.select, store, with_curves);
   check_layout_keys(spec, sel.runs);
   Collected col = collect(spec, sel.runs);
   Table t;
@@ -420,6 +445,13 @@ Table build_table(const TableSpec& spec, const RunStore& store) {
                           r->record.data_digest.empty() ? "none" : r->record.data_digest.substr(0, 12)});
     add_row_warnings(t, row, acc.runs, spec.layout);
     t.rows.push_back(std::move(row));
+  }
+  if (!spec.layout.order.empty()) {  // listed values of the first row key first, in the listed order
+    const auto& order = spec.layout.order;
+    auto rank = [&](const TableRow& r) {
+      return static_cast<std::size_t>(std::find(order.begin(), order.end(), r.keys[0].text) - order.begin());
+    };
+    std::stable_sort(t.rows.begin(), t.rows.end(), [&](const TableRow& a, const TableRow& b) { return rank(a) < rank(b); });
   }
   mark_best(t);
   return t;

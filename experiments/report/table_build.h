@@ -91,4 +91,7 @@ Table build_table(const TableSpec& spec, const RunStore& store);
 // "model.dim=192, train.lr=0.003": a row's keys in words.
 std::string row_label(const Table& table, const TableRow& row);
 
+// The sweep a reference names: its id, or the newest sweep of that name. Error when absent.
+std::int64_t resolve_sweep(const SweepRef& ref, const RunStore& store);
+
 }  // namespace moxlab

@@ -104,8 +104,16 @@ void read_where(const Reader& r, const std::string& prefix, std::vector<std::pai
       read_where(*r.table(name), dotted, out);
       continue;
     }
-    nlohmann::json v = scalar_json(node);
-    if (v.is_null()) r.fail(name, "must be a string, number or boolean");
+    nlohmann::json v;
+    if (const toml::array* list = node.as_array()) {  // any of these values
+      v = nlohmann::json::array();
+      for (const auto& item : *list) v.push_back(scalar_json(item));
+      if (v.empty() || std::any_of(v.begin(), v.end(), [](const nlohmann::json& x) { return x.is_null(); }))
+        r.fail(name, "must be a non-empty list of strings, numbers or booleans");
+    } else {
+      v = scalar_json(node);
+      if (v.is_null()) r.fail(name, "must be a string, number or boolean, or a list of them");
+    }
     out.emplace_back(dotted, v);
   }
 }
@@ -137,7 +145,7 @@ TableSelect read_select(const Reader& r) {
 }
 
 TableLayout read_layout(const Reader& r) {
-  r.only({"rows", "columns_by", "seed_key"});
+  r.only({"rows", "columns_by", "seed_key", "order"});
   TableLayout l;
   l.rows = r.list<std::string>("rows", "strings");
   if (l.rows.empty()) r.fail("rows", "must list at least one key");
@@ -150,6 +158,7 @@ TableLayout read_layout(const Reader& r) {
   if (std::find(l.rows.begin(), l.rows.end(), l.columns_by) != l.rows.end())
     r.fail("columns_by", "is also a row key");
   l.seed_key = r.text("seed_key").value_or(l.seed_key);
+  l.order = r.list<std::string>("order", "strings");
   return l;
 }
 

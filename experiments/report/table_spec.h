@@ -7,13 +7,18 @@
 //   kind = "train"                                    # runs.kind
 //   status = ["finished"]                             # default ["finished"]
 //   runs = [4, 5]                                     # explicit run ids
-//   where = { "model.dim" = 192 }                     # config equality filters (dotted config keys)
+//   where = { "model.dim" = 192 }                     # config equality filters (dotted config keys);
+//                                                     # a list means any of: { "run.variant" = ["a", "b"] }
 //   [layout]
 //   rows = ["model.dim", "train.lr"]                  # required: config keys or metric placeholders
 //   columns_by = "model.n_layers"                     # optional: repeat the columns per value of this key
 //   seed_key = "train.seed"                           # default; rows pool runs that differ only in it
+//   order = ["dense", "mohd_50"]                      # optional: these values of the first row key come
+//                                                     # first, in this order; the rest follow sorted
 //   [[column]]                                        # one or more
 //   metric = "ppl/val/all"                            # result key; "{name}" matches one [^/.]+ segment
+//                                                     # "curve/<metric key>/<step>" reads a metric curve
+//                                                     # of the run (e.g. curve/val/ppl/{step})
 //   label = "val ppl"                                 # default: the metric pattern
 //   digits = 2                                        # optional (default: 0 for integral columns, else 3)
 //   better = "lower"                                  # optional: "lower" | "higher" -> best cell in bold
@@ -56,13 +61,14 @@ struct TableSelect {
   std::optional<std::string> kind;
   std::vector<RunStatus> status{RunStatus::finished};
   std::vector<std::int64_t> runs;                            // empty: any
-  std::vector<std::pair<std::string, nlohmann::json>> where;  // dotted config key, required value
+  std::vector<std::pair<std::string, nlohmann::json>> where;  // dotted config key, required value (array: any of)
 };
 
 struct TableLayout {
   std::vector<std::string> rows;
   std::string columns_by;  // "" = no pivot
   std::string seed_key = "train.seed";
+  std::vector<std::string> order;  // display order of the first row key's values (listed first)
 };
 
 struct TableSpec {

@@ -1,5 +1,6 @@
 #include "experiments/runner/capture_run.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,23 @@ CaptureRunResult capture_run(const ResolvedCheckpoint& ck, const CaptureOptions&
                                               {"tap_names", r.summary.taps}, {"domains", r.summary.domains}}
                                    .dump());
   return r;
+}
+
+CaptureRunResult capture_stored_run(const std::string& store, std::int64_t run_id, CaptureOptions opt,
+                                    const std::string& file_name, const std::function<void(const std::string&)>& log) {
+  std::string dir;
+  {
+    const RunStore s(store);
+    const auto run_dirs = s.artifacts(run_id, "run_dir");
+    if (!run_dirs.empty()) dir = run_dirs.back().path;
+  }
+  CheckpointRef ref;
+  ref.run_id = run_id;
+  ref.store = store;
+  const ResolvedCheckpoint ck = resolve_checkpoint(ref, "capture");
+  if (dir.empty()) dir = std::filesystem::path(ck.path).parent_path().string();
+  opt.seq_len = std::min(opt.seq_len, ck.loaded.model->options().max_seq_len);  // windows the model can take
+  return capture_run(ck, opt, dir + "/" + file_name, store, log);
 }
 
 }  // namespace moxlab

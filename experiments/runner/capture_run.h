@@ -21,4 +21,9 @@ struct CaptureRunResult {
 CaptureRunResult capture_run(const ResolvedCheckpoint& ck, const CaptureOptions& opt, const std::string& out,
                              const std::string& store, const std::function<void(const std::string&)>& log);
 
+// A new capture of a stored run's checkpoint (opt.seq_len clipped to the model's context), written to
+// `file_name` in the run's directory (the checkpoint's directory for a run without one).
+CaptureRunResult capture_stored_run(const std::string& store, std::int64_t run_id, CaptureOptions opt,
+                                    const std::string& file_name, const std::function<void(const std::string&)>& log);
+
 }  // namespace moxlab

@@ -81,3 +81,16 @@ TEST_CASE("MoHD options load from [mohd.attn] / [mohd.ffn] and are checked again
   // Dense components ignore their MoHD keys.
   CHECK_NOTHROW(load_config("", {"mohd.ffn.sub_dims=7"}));
 }
+
+TEST_CASE("model.head_dim decouples the attention width from model.dim; run.variant is a label", "[config][mohd]") {
+  // MoHD x2: d doubles while the attention keeps 6 heads x 32.
+  const Config c = load_config("", {"model.dim=384", "model.n_heads=6", "model.n_kv_heads=3", "model.head_dim=32",
+                                    "run.variant=mohd_x2"});
+  CHECK(c.model.head_dim() == 32);
+  CHECK(c.run.variant == "mohd_x2");
+  CHECK(load_config("", {"model.dim=384", "model.n_heads=6", "model.n_kv_heads=3"}).model.head_dim() == 64);  // 0: dim / n_heads
+  CHECK(load_config("", {"run.variant=a"}).hash() == load_config("", {"run.variant=b"}).hash());
+  CHECK(error_of([] { load_config("", {"model.head_dim=31"}); }).find("must be even for RoPE") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"model.dim=100", "model.n_heads=6"}); }).find("divisible by model.n_heads") !=
+        std::string::npos);
+}

@@ -298,3 +298,61 @@ TEST_CASE("table build: the shipped observations spec, one row per run name and 
   }
   CHECK(t.warnings.empty());
 }
+
+TEST_CASE("table build: where lists select any of their values; layout.order orders the first row key",
+          "[table][table_build]") {
+  TableStore s;
+  auto cfg = [](const std::string& variant, int seed) {
+    auto c = lr_config(128, 0.001, seed);
+    c["run.variant"] = variant;
+    return c;
+  };
+  s.add_run(cfg("mohd_x2", 1), {{"ppl/val/all", 10, kPplMeta}});
+  s.add_run(cfg("dense", 1), {{"ppl/val/all", 20, kPplMeta}});
+  s.add_run(cfg("ablation", 1), {{"ppl/val/all", 30, kPplMeta}});
+  s.add_run(cfg("other", 1), {{"ppl/val/all", 40, kPplMeta}});
+  const Table t = s.build(R"(title = "t"
+[select]
+where = { "run.variant" = ["mohd_x2", "dense", "ablation"] }
+[layout]
+rows = ["run.variant"]
+order = ["dense", "mohd_x2"]
+[[column]]
+metric = "ppl/val/all"
+)");
+  REQUIRE(t.rows.size() == 3);  // "other" is not in the list
+  CHECK(key_texts(t.rows[0]) == std::vector<std::string>{"dense"});
+  CHECK(key_texts(t.rows[1]) == std::vector<std::string>{"mohd_x2"});
+  CHECK(key_texts(t.rows[2]) == std::vector<std::string>{"ablation"});  // unlisted values follow, sorted
+  CHECK(t.rows[0].cells[0].mean == 20);
+  CHECK_THROWS_WITH(s.build("title = \"t\"\n[select]\nwhere = { \"run.variant\" = [] }\n[layout]\nrows = [\"run.variant\"]\n"
+                            "[[column]]\nmetric = \"ppl/val/all\"\n"),
+                    Contains("non-empty list"));
+}
+
+TEST_CASE("table build: curve/<key>/<step> reads the run's metric curves", "[table][table_build]") {
+  TableStore s;
+  const auto a = s.add_run(lr_config(128, 0.001, 1), {});
+  const auto b = s.add_run(lr_config(128, 0.001, 2), {});
+  s.store.log_metrics(a, 50, {{"val/ppl", 300.0}, {"train/loss", 6.0}});
+  s.store.log_metrics(a, 100, {{"val/ppl", 200.0}});
+  s.store.log_metrics(b, 50, {{"val/ppl", 310.0}});
+  s.store.log_metrics(b, 100, {{"val/ppl", 220.0}});
+  const Table t = s.build(R"(title = "curves"
+[layout]
+rows = ["model.dim"]
+columns_by = "step"
+[[column]]
+metric = "curve/val/ppl/{step}"
+label = "val ppl"
+)");
+  REQUIRE(t.rows.size() == 1);
+  REQUIRE(t.headers.size() == 2);
+  CHECK(t.headers[0].label == "val ppl (step=50)");
+  CHECK(t.headers[1].label == "val ppl (step=100)");  // steps sort numerically
+  CHECK(t.rows[0].cells[0].mean == 305.0);
+  CHECK(t.rows[0].cells[1].mean == 210.0);
+  CHECK(t.rows[0].cells[1].n == 2);
+  CHECK(t.metas[0].metric == "ppl");
+  CHECK(t.metas[0].split == "val");
+}

@@ -129,8 +129,12 @@ metric = "m")") == "table spec t.toml: 'title' must not be empty");
   CHECK_THAT(error_of(base + "[select]\nstatus = [\"done\"]\n"),
              Contains("'select.status' has an unknown run status 'done'"));
   CHECK(error_of(base + "[select]\nsweep = 1.5\n") == "table spec t.toml: 'select.sweep' must be a sweep name or id");
-  CHECK(error_of(base + "[select]\nwhere = { a = [1] }\n") ==
-        "table spec t.toml: 'select.where.a' must be a string, number or boolean");
+  CHECK(error_of(base + "[select]\nwhere = { a = [[1]] }\n") ==
+        "table spec t.toml: 'select.where.a' must be a non-empty list of strings, numbers or booleans");
+  CHECK(error_of(base + "[select]\nwhere = { a = 2024-01-01 }\n") ==
+        "table spec t.toml: 'select.where.a' must be a string, number or boolean, or a list of them");
+  CHECK(error_of("title = \"t\"\n[layout]\nrows = [\"a\"]\norder = [1]\n[[column]]\nmetric = \"x\"\n")
+            .find("'layout.order'") != std::string::npos);
   CHECK(error_of("title = \"t\"\n[layout]\nrows = [\"a\"]\n[[column]]\nmetric = \"x/{layer}\"\n") ==
         "table spec t.toml: 'column[1].metric' placeholder {layer} is not a layout.rows or layout.columns_by key");
   CHECK(error_of("title = \"t\"\n[layout]\nrows = [\"layer\"]\n[[column]]\nmetric = \"x/{layer}\"\n[[column]]\n"

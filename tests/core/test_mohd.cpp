@@ -191,3 +191,31 @@ TEST_CASE("A MoHD model trains: gradients reach routers and fusion, balance loss
   const ParamCount c = count_parameters(m);
   CHECK(c.active < c.total);
 }
+
+TEST_CASE("MoHD x2 expansion keeps the activated parameters of the dense model (model.head_dim fixed)", "[mohd]") {
+  ModelOptions dense;
+  dense.vocab_size = 32;
+  dense.dim = 32;
+  dense.n_layers = 2;
+  dense.n_heads = 2;
+  dense.n_kv_heads = 1;
+  dense.head_dim_override = 16;
+  dense.ffn_hidden = 64;
+  dense.max_seq_len = 16;
+  ModelOptions x2 = dense;
+  x2.dim = 64;  // twice the hidden dimension, same attention width (2 x 16) and FFN hidden size
+  x2.attention = x2.ffn = "mohd";
+  x2.mohd_attn = x2.mohd_ffn = mohd(8, 4, 3, 8);
+  const ParamCount d = count_parameters(Transformer(dense));
+  const ParamCount m = count_parameters(Transformer(x2));
+  // Dense per layer: wq 32x32 + wk 32x16 + wv 32x16 + wo 32x32 + 3 FFN matrices 32x64 + 2 norms of 32.
+  const std::int64_t dense_layer = 1024 + 512 + 512 + 1024 + 3 * 2048 + 64;
+  CHECK(d.total == 2 * dense_layer + 32);
+  CHECK(d.active == d.total);
+  // x2: every matrix has one side d = 64, so 4 of 8 sub-dims use exactly the dense matrices' count; on top,
+  // per component a router 64 x 8 and a Monarch fusion 8 x 8 x 8 + 8 x 8 x 8; norms are 64 wide.
+  const std::int64_t own = 64 * 8 + 512 + 512;
+  const std::int64_t x2_layer_active = (dense_layer - 64) + 2 * own + 128;
+  CHECK(m.active == 2 * x2_layer_active + 64);
+  CHECK(m.total == 2 * (2 * (dense_layer - 64) + 2 * own + 128) + 64);
+}

@@ -1,0 +1,156 @@
+#include "core/observe/router_domains.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/store/tensor_log_reader.h"
+#include "core/store/tensor_log_writer.h"
+
+namespace moxlab {
+
+double RouterDomainStats::spread() const {
+  double best = 0;
+  for (int i = 0; i < sub_dims; ++i) {
+    double lo = 1, hi = 0;
+    for (std::size_t d = 0; d < domains.size(); ++d) {
+      lo = std::min(lo, selected[d * sub_dims + i]);
+      hi = std::max(hi, selected[d * sub_dims + i]);
+    }
+    if (!domains.empty()) best = std::max(best, hi - lo);
+  }
+  return best;
+}
+
+RouterDomainStats router_domain_stats(const std::string& router, const std::vector<float>& probs,
+                                      const std::vector<float>& active, std::int64_t rows, int n,
+                                      const std::vector<std::int32_t>& domain, const std::vector<std::string>& names) {
+  require(n >= 1 && rows >= 0 && probs.size() == static_cast<std::size_t>(rows * n) && active.size() == probs.size() &&
+              domain.size() == static_cast<std::size_t>(rows),
+          "routing of " + router + ": router taps and /domain disagree in size");
+  const std::size_t nd = names.size();
+  std::vector<std::int64_t> count(nd, 0);
+  std::vector<double> sel(nd * n, 0), score(nd * n, 0);
+  for (std::int64_t t = 0; t < rows; ++t) {
+    const std::int32_t d = domain[t];
+    require(d >= 0 && static_cast<std::size_t>(d) < nd, "routing of " + router + ": domain index out of range");
+    ++count[d];
+    for (int i = 0; i < n; ++i) {
+      sel[d * n + i] += active[t * n + i] > 0.5f ? 1.0 : 0.0;
+      score[d * n + i] += probs[t * n + i];
+    }
+  }
+  RouterDomainStats s;
+  s.router = router;
+  s.sub_dims = n;
+  for (std::size_t d = 0; d < nd; ++d) {
+    if (count[d] == 0) continue;
+    s.domains.push_back(names[d]);
+    s.tokens.push_back(count[d]);
+    for (int i = 0; i < n; ++i) {
+      s.selected.push_back(sel[d * n + i] / static_cast<double>(count[d]));
+      s.score.push_back(score[d * n + i] / static_cast<double>(count[d]));
+    }
+  }
+  return s;
+}
+
+namespace {
+
+// "blocks.3.ffn.router.probs" -> "blocks.3.ffn"; "" for other taps.
+std::string router_of(const std::string& tap) {
+  const std::string suffix = ".router.probs";
+  if (tap.size() <= suffix.size() || tap.compare(tap.size() - suffix.size(), suffix.size(), suffix) != 0) return "";
+  return tap.substr(0, tap.size() - suffix.size());
+}
+
+// Layer, then attn before ffn.
+std::pair<int, std::string> router_order(const std::string& router) {
+  int layer = -1;
+  std::string part = router;
+  if (router.rfind("blocks.", 0) == 0) {
+    const auto dot = router.find('.', 7);
+    try {
+      layer = std::stoi(router.substr(7, dot - 7));
+    } catch (const std::exception&) {
+    }
+    if (dot != std::string::npos) part = router.substr(dot + 1);
+  }
+  return {layer, part};
+}
+
+}  // namespace
+
+RoutingReport observe_routing(const std::string& capture_path, const std::string& out_path) {
+  require(std::filesystem::exists(capture_path), "no capture file at " + capture_path);
+  const TensorLogReader in(capture_path);
+  RoutingReport rep;
+  rep.capture = std::filesystem::absolute(capture_path).string();
+  rep.out = std::filesystem::absolute(out_path).string();
+  if (in.has_attr("/", "run_id")) rep.run_id = in.attr_int("/", "run_id");
+
+  std::vector<std::string> routers;
+  for (const auto& ds : in.datasets("/probes")) {
+    const std::string r = router_of(ds.substr(std::string("/probes/").size()));
+    if (!r.empty() && in.has_dataset("/probes/" + r + ".router.topk")) routers.push_back(r);
+  }
+  require(!routers.empty(), capture_path + " has no MoHD router taps (blocks.<l>.<attn|ffn>.router.probs and .topk): "
+                                           "capture a MoHD model with --taps 'blocks.*.router.*'");
+  std::sort(routers.begin(), routers.end(),
+            [](const std::string& a, const std::string& b) { return router_order(a) < router_order(b); });
+  const auto domain = in.read<std::int32_t>("/domain");
+  const auto names = in.read_strings("/domain_names");
+
+  TensorLogWriter w(out_path);
+  w.set_attr("/", "source", rep.capture);
+  if (rep.run_id >= 0) w.set_attr_int("/", "run_id", rep.run_id);
+  w.set_attr_int("/", "layout_version", 1);
+  bool wrote_names = false;
+  for (const auto& r : routers) {
+    const std::string probs_name = "/probes/" + r + ".router.probs";
+    const auto shape = in.shape(probs_name);
+    require(shape.size() == 2 && in.shape("/probes/" + r + ".router.topk") == shape,
+            capture_path + ": " + r + " router taps must both be [tokens, sub_dims]");
+    RouterDomainStats s = router_domain_stats(r, in.read<float>(probs_name), in.read<float>("/probes/" + r + ".router.topk"),
+                                              static_cast<std::int64_t>(shape[0]), static_cast<int>(shape[1]), domain, names);
+    if (!wrote_names) {
+      w.write_strings("/domain_names", s.domains);
+      wrote_names = true;
+    }
+    const std::string g = "/routing/" + r;
+    const std::vector<std::uint64_t> dn = {s.domains.size(), static_cast<std::uint64_t>(s.sub_dims)};
+    w.write(g + "/tokens", s.tokens);
+    w.write(g + "/selected", s.selected.data(), dn);
+    w.write(g + "/score", s.score.data(), dn);
+    w.set_attr_int(g + "/selected", "sub_dims", s.sub_dims);
+    w.set_attr_double(g + "/selected", "spread", s.spread());
+
+    for (std::size_t d = 0; d < s.domains.size(); ++d)
+      for (int i = 0; i < s.sub_dims; ++i) {
+        const nlohmann::json base = {{"split", "val"}, {"router", r}, {"domain", s.domains[d]}, {"sub_dim", i},
+                                     {"tokens", s.tokens[d]}, {"capture", rep.capture}};
+        nlohmann::json sel = base, sc = base;
+        sel["metric"] = "selection_fraction";
+        sel["definition"] = "fraction of the domain's captured validation tokens whose active sub-dimension set "
+                            "(shared + routed top-k, MoHD Eq. 12) contains this sub-dimension";
+        sc["metric"] = "router_score";
+        sc["definition"] = "mean over the domain's captured validation tokens of the router softmax score s_i (MoHD Eq. 11)";
+        const std::string tail = r + "/" + s.domains[d] + "/" + std::to_string(i);
+        rep.results.push_back({"routing/selected/" + tail, s.selected[d * s.sub_dims + i], sel.dump()});
+        rep.results.push_back({"routing/score/" + tail, s.score[d * s.sub_dims + i], sc.dump()});
+      }
+    rep.results.push_back({"routing/spread/" + r, s.spread(),
+                           nlohmann::json{{"metric", "selection_spread"}, {"split", "val"}, {"router", r},
+                                          {"definition", "max over sub-dimensions of (max - min) across domains of the "
+                                                         "selection fraction"}}
+                               .dump()});
+    rep.routers.push_back(std::move(s));
+  }
+  w.finish();
+  return rep;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,110 @@
+// `moxlab route --run ID | --sweep NAME|ID | --capture FILE.h5 [--tokens-per-domain N] [--store P]`
+// MoHD Fig. 11: per-domain selection fraction and mean router score of every sub-dimension of every
+// attention and FFN router (core/observe/router_domains.h). With --run/--sweep the router taps are
+// captured first (N tokens from the start of each domain's validation split), then observed; results go
+// to the run (routing/selected|score/<router>/<domain>/<i>, routing/spread/<router>) with a "routing"
+// artifact. --sweep covers every finished MoHD member of the sweep.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/model/torch_threads.h"
+#include "core/observe/router_domains.h"
+#include "core/store/run_store.h"
+#include "experiments/cli/commands.h"
+#include "experiments/report/table_build.h"
+#include "experiments/runner/capture_run.h"
+
+namespace moxlab::cli {
+
+namespace {
+struct RouteArgs {
+  std::string capture, sweep, store = "runs/runs.db";
+  std::int64_t run = -1;
+  std::int64_t tokens_per_domain = 4096;
+  int threads = 0;
+};
+
+bool is_mohd(const RunRecord& r) {
+  const auto cfg = nlohmann::json::parse(r.config_json, nullptr, false);
+  return cfg.is_object() && (cfg.value("model.attention", "") == "mohd" || cfg.value("model.ffn", "") == "mohd");
+}
+
+void record(const RoutingReport& rep, const std::string& store_path) {
+  if (rep.run_id < 0 || !std::filesystem::exists(store_path)) {
+    std::cerr << "note: results not stored (" << (rep.run_id < 0 ? "the capture has no run_id" : "no run store at " + store_path)
+              << ")\n";
+    return;
+  }
+  RunStore store(store_path);
+  store.get_run(rep.run_id);  // throws "no run with id N"
+  for (const auto& r : rep.results) store.put_result(rep.run_id, r.key, r.value, r.meta_json);
+  for (const auto& art : store.artifacts(rep.run_id, "routing"))
+    if (art.path == rep.out) return;  // observed again: results replaced, same file
+  store.add_artifact(rep.run_id, "routing", rep.out, nlohmann::json{{"capture", rep.capture}}.dump());
+}
+
+void print(const RoutingReport& rep) {
+  std::cout << "routing of " << rep.capture << " -> " << rep.out << "\n";
+  for (const auto& r : rep.routers) {
+    std::printf("%-16s selection fraction per sub-dim (spread %.3f)\n", r.router.c_str(), r.spread());
+    for (std::size_t d = 0; d < r.domains.size(); ++d) {
+      std::printf("  %-14s %6lld tok ", r.domains[d].c_str(), static_cast<long long>(r.tokens[d]));
+      for (int i = 0; i < r.sub_dims; ++i) std::printf(" %5.3f", r.selected[d * r.sub_dims + i]);
+      std::printf("\n");
+    }
+  }
+}
+
+void route_capture(const std::string& capture, const std::string& store) {
+  const std::string out = std::filesystem::path(capture).replace_extension(".routing.h5").string();
+  const RoutingReport rep = observe_routing(capture, out);
+  record(rep, store);
+  print(rep);
+}
+
+void route_run(const RouteArgs& a, std::int64_t run) {
+  CaptureOptions opt;
+  opt.taps = "blocks.*.router.probs,blocks.*.router.topk";
+  opt.tokens_per_domain = a.tokens_per_domain;
+  const std::string name = "capture-routing-" + std::to_string(a.tokens_per_domain) + ".h5";
+  const CaptureRunResult c = capture_stored_run(a.store, run, opt, name, [](const std::string& s) { std::cerr << s << "\n"; });
+  std::cout << "run " << run << ": captured " << c.summary.tokens << " tokens of router taps -> " << c.path << "\n";
+  route_capture(c.path, a.store);
+}
+}  // namespace
+
+void register_route(CLI::App& app) {
+  auto a = std::make_shared<RouteArgs>();
+  auto* cmd = app.add_subcommand("route", "MoHD Fig. 11: per-domain router selection of every sub-dimension");
+  auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 holding blocks.*.router.probs/topk taps");
+  auto* run = cmd->add_option("--run", a->run, "run id: capture its router taps, then observe")->excludes(cap);
+  cmd->add_option("--sweep", a->sweep, "sweep name or id: every finished MoHD member")->excludes(cap)->excludes(run);
+  cmd->add_option("--store", a->store, "run store")->capture_default_str();
+  cmd->add_option("--tokens-per-domain", a->tokens_per_domain, "validation tokens captured per domain")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)");
+  cmd->callback([a]() {
+    require(!a->capture.empty() || a->run >= 0 || !a->sweep.empty(), "give --capture FILE.h5, --run ID or --sweep NAME|ID");
+    set_torch_threads(a->threads);
+    if (!a->capture.empty()) return route_capture(a->capture, a->store);
+    require(std::filesystem::exists(a->store), "no run store at " + a->store);
+    std::vector<std::int64_t> runs;
+    if (a->run >= 0) {
+      require(is_mohd(RunStore(a->store).get_run(a->run)), "run " + std::to_string(a->run) + " is not a MoHD model");
+      runs.push_back(a->run);
+    } else {
+      const RunStore store(a->store);
+      const std::int64_t sweep = resolve_sweep(parse_sweep_ref(a->sweep), store);
+      for (const auto& m : store.sweep_members(sweep))
+        if (m.status == "finished" && m.run_id && is_mohd(store.get_run(*m.run_id))) runs.push_back(*m.run_id);
+      require(!runs.empty(), "sweep " + a->sweep + " has no finished MoHD member");
+    }
+    for (auto id : runs) route_run(*a, id);
+  });
+}
+
+}  // namespace moxlab::cli
