@@ -20,6 +20,7 @@
 #include "core/model/probe_recorder.h"
 #include "core/model/torch_threads.h"
 #include "core/observe/observe_capture.h"
+#include "core/observe/store_observations.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
 #include "experiments/runner/capture_run.h"
@@ -73,19 +74,10 @@ std::string capture_for_run(const ObserveArgs& a) {
 }
 
 void record(const ObserveReport& rep, const std::string& store_path) {
-  if (rep.run_id < 0 || !file_exists(store_path)) {
-    std::cerr << "note: results not stored (" << (rep.run_id < 0 ? "the capture has no run_id" : "no run store at " + store_path)
-              << ")\n";
-    return;
-  }
-  RunStore store(store_path);
-  store.get_run(rep.run_id);  // throws "no run with id N"
-  for (const auto& r : rep.results) store.put_result(rep.run_id, r.key, r.value, r.meta_json);
-  const std::string out = std::filesystem::absolute(rep.out).string();
-  for (const auto& art : store.artifacts(rep.run_id, "observations"))
-    if (art.path == out) return;  // observed again: the results were replaced, the file is the same
-  store.add_artifact(rep.run_id, "observations", out,
-                     nlohmann::json{{"capture", rep.capture}, {"tokens", rep.tokens}, {"taps", rep.taps.size()}}.dump());
+  const std::string why = store_observations(
+      store_path, rep.run_id, rep.results, "observations", rep.out,
+      nlohmann::json{{"capture", rep.capture}, {"tokens", rep.tokens}, {"taps", rep.taps.size()}}.dump());
+  if (!why.empty()) std::cerr << "note: results not stored (" << why << ")\n";
 }
 
 std::string num(double v, const char* fmt = "%.3g") {

@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/model/torch_threads.h"
 #include "core/observe/router_domains.h"
+#include "core/observe/store_observations.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
 #include "experiments/report/table_build.h"
@@ -34,17 +35,9 @@ bool is_mohd(const RunRecord& r) {
 }
 
 void record(const RoutingReport& rep, const std::string& store_path) {
-  if (rep.run_id < 0 || !std::filesystem::exists(store_path)) {
-    std::cerr << "note: results not stored (" << (rep.run_id < 0 ? "the capture has no run_id" : "no run store at " + store_path)
-              << ")\n";
-    return;
-  }
-  RunStore store(store_path);
-  store.get_run(rep.run_id);  // throws "no run with id N"
-  for (const auto& r : rep.results) store.put_result(rep.run_id, r.key, r.value, r.meta_json);
-  for (const auto& art : store.artifacts(rep.run_id, "routing"))
-    if (art.path == rep.out) return;  // observed again: results replaced, same file
-  store.add_artifact(rep.run_id, "routing", rep.out, nlohmann::json{{"capture", rep.capture}}.dump());
+  const std::string why = store_observations(store_path, rep.run_id, rep.results, "routing", rep.out,
+                                             nlohmann::json{{"capture", rep.capture}}.dump());
+  if (!why.empty()) std::cerr << "note: results not stored (" << why << ")\n";
 }
 
 void print(const RoutingReport& rep) {
