@@ -8,16 +8,13 @@
 #include <iostream>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/error.h"
 #include "core/model/torch_threads.h"
 #include "core/observe/router_domains.h"
-#include "core/observe/store_observations.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
 #include "experiments/report/table_build.h"
-#include "experiments/runner/capture_run.h"
+#include "experiments/runner/route_run.h"
 
 namespace moxlab::cli {
 
@@ -28,17 +25,6 @@ struct RouteArgs {
   std::int64_t tokens_per_domain = 4096;
   int threads = 0;
 };
-
-bool is_mohd(const RunRecord& r) {
-  const auto cfg = nlohmann::json::parse(r.config_json, nullptr, false);
-  return cfg.is_object() && (cfg.value("model.attention", "") == "mohd" || cfg.value("model.ffn", "") == "mohd");
-}
-
-void record(const RoutingReport& rep, const std::string& store_path) {
-  const std::string why = store_observations(store_path, rep.run_id, rep.results, "routing", rep.out,
-                                             nlohmann::json{{"capture", rep.capture}}.dump());
-  if (!why.empty()) std::cerr << "note: results not stored (" << why << ")\n";
-}
 
 void print(const RoutingReport& rep) {
   std::cout << "routing of " << rep.capture << " -> " << rep.out << "\n";
@@ -52,22 +38,7 @@ void print(const RoutingReport& rep) {
   }
 }
 
-void route_capture(const std::string& capture, const std::string& store) {
-  const std::string out = std::filesystem::path(capture).replace_extension(".routing.h5").string();
-  const RoutingReport rep = observe_routing(capture, out);
-  record(rep, store);
-  print(rep);
-}
-
-void route_run(const RouteArgs& a, std::int64_t run) {
-  CaptureOptions opt;
-  opt.taps = "blocks.*.router.probs,blocks.*.router.topk";
-  opt.tokens_per_domain = a.tokens_per_domain;
-  const std::string name = "capture-routing-" + std::to_string(a.tokens_per_domain) + ".h5";
-  const CaptureRunResult c = capture_stored_run(a.store, run, opt, name, [](const std::string& s) { std::cerr << s << "\n"; });
-  std::cout << "run " << run << ": captured " << c.summary.tokens << " tokens of router taps -> " << c.path << "\n";
-  route_capture(c.path, a.store);
-}
+void log_line(const std::string& s) { std::cerr << s << "\n"; }
 }  // namespace
 
 void register_route(CLI::App& app) {
@@ -83,20 +54,20 @@ void register_route(CLI::App& app) {
   cmd->callback([a]() {
     require(!a->capture.empty() || a->run >= 0 || !a->sweep.empty(), "give --capture FILE.h5, --run ID or --sweep NAME|ID");
     set_torch_threads(a->threads);
-    if (!a->capture.empty()) return route_capture(a->capture, a->store);
+    if (!a->capture.empty()) return print(route_capture(a->capture, a->store, log_line));
     require(std::filesystem::exists(a->store), "no run store at " + a->store);
     std::vector<std::int64_t> runs;
     if (a->run >= 0) {
-      require(is_mohd(RunStore(a->store).get_run(a->run)), "run " + std::to_string(a->run) + " is not a MoHD model");
       runs.push_back(a->run);
     } else {
       const RunStore store(a->store);
       const std::int64_t sweep = resolve_sweep(parse_sweep_ref(a->sweep), store);
       for (const auto& m : store.sweep_members(sweep))
-        if (m.status == "finished" && m.run_id && is_mohd(store.get_run(*m.run_id))) runs.push_back(*m.run_id);
+        if (m.status == "finished" && m.run_id && is_mohd_config(store.get_run(*m.run_id).config_json))
+          runs.push_back(*m.run_id);
       require(!runs.empty(), "sweep " + a->sweep + " has no finished MoHD member");
     }
-    for (auto id : runs) route_run(*a, id);
+    for (auto id : runs) print(route_stored_run(a->store, id, a->tokens_per_domain, log_line));
   });
 }
 

@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/eval_run.h"
+#include "experiments/runner/route_run.h"
 #include "experiments/runner/train_run.h"
 #include "experiments/sweep/sweep_spec.h"
 
@@ -156,6 +157,8 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       e.threads = opts.threads;
       e.log = log;
       run_evaluation(e);
+      if (ev.routing_tokens_per_domain > 0 && (cfg.model.attention == "mohd" || cfg.model.ffn == "mohd"))
+        route_stored_run(store_path, run_id, ev.routing_tokens_per_domain, log);  // MoHD Fig. 11
     }
     finish("finished", "");
     log(name + " finished (run " + std::to_string(run_id) + ")");

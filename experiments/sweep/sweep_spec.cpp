@@ -87,14 +87,16 @@ SweepAxis parse_axis(const toml::table& t, const std::string& where) {
 }
 
 SweepEval parse_eval(const toml::table& t, const std::string& where) {
-  check_keys(t, {"tasks", "limit", "wikitext", "max_val_tokens"}, where);
+  check_keys(t, {"tasks", "limit", "wikitext", "max_val_tokens", "routing_tokens_per_domain"}, where);
   SweepEval e;
   e.enabled = true;
   e.tasks = string_list(t.get("tasks"), where + ".tasks");
   e.limit = static_cast<int>(t["limit"].value_or<std::int64_t>(0));
   e.wikitext = t["wikitext"].value_or(false);
   e.max_val_tokens = t["max_val_tokens"].value_or<std::int64_t>(0);
-  require(e.limit >= 0 && e.max_val_tokens >= 0, where + ": limit and max_val_tokens must be >= 0");
+  e.routing_tokens_per_domain = t["routing_tokens_per_domain"].value_or<std::int64_t>(0);
+  require(e.limit >= 0 && e.max_val_tokens >= 0 && e.routing_tokens_per_domain >= 0,
+          where + ": limit, max_val_tokens and routing_tokens_per_domain must be >= 0");
   return e;
 }
 
@@ -223,7 +225,8 @@ nlohmann::json sweep_spec_json(const SweepSpec& spec, const std::string& workdir
             {"tasks", spec.eval.tasks},
             {"limit", spec.eval.limit},
             {"wikitext", spec.eval.wikitext},
-            {"max_val_tokens", spec.eval.max_val_tokens}}}};
+            {"max_val_tokens", spec.eval.max_val_tokens},
+            {"routing_tokens_per_domain", spec.eval.routing_tokens_per_domain}}}};
 }
 
 SweepEval sweep_eval_from_json(const nlohmann::json& spec_json) {
@@ -235,6 +238,7 @@ SweepEval sweep_eval_from_json(const nlohmann::json& spec_json) {
   e.limit = j.value("limit", 0);
   e.wikitext = j.value("wikitext", false);
   e.max_val_tokens = j.value("max_val_tokens", std::int64_t{0});
+  e.routing_tokens_per_domain = j.value("routing_tokens_per_domain", std::int64_t{0});
   return e;
 }
 

@@ -20,6 +20,7 @@
 //   limit = 0                               # first N items per task (0 = all)
 //   wikitext = false
 //   max_val_tokens = 0                      # per domain (0 = all)
+//   routing_tokens_per_domain = 0           # > 0: MoHD members also get `moxlab route` (Fig. 11)
 //
 // Member order: seeds outermost, then the axes (first axis slowest), so the first members complete
 // one seed of every configuration. Member k runs run.name "<name>.<k>".
@@ -45,6 +46,7 @@ struct SweepEval {
   int limit = 0;
   bool wikitext = false;
   std::int64_t max_val_tokens = 0;
+  std::int64_t routing_tokens_per_domain = 0;  // > 0: per-domain router statistics of MoHD members
 };
 
 struct SweepSpec {

@@ -35,6 +35,7 @@ values = [[64, 4], [32, 2]]
 [eval]
 tasks = ["none"]
 max_val_tokens = 100
+routing_tokens_per_domain = 512
 )");
   const SweepSpec spec = load_sweep_spec(path);
   CHECK(spec.name == "grid");
@@ -62,6 +63,7 @@ max_val_tokens = 100
   CHECK(ev.enabled);
   CHECK(ev.tasks == std::vector<std::string>{"none"});
   CHECK(ev.max_val_tokens == 100);
+  CHECK(ev.routing_tokens_per_domain == 512);
 }
 
 TEST_CASE("a list sweep runs the given members times the seeds; no seeds means the base seed", "[sweep]") {
