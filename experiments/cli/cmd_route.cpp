@@ -3,7 +3,8 @@
 // attention and FFN router (core/observe/router_domains.h). With --run/--sweep the router taps are
 // captured first (N tokens from the start of each domain's validation split), then observed; results go
 // to the run (routing/selected|score/<router>/<domain>/<i>, routing/spread/<router>) with a "routing"
-// artifact. --sweep covers every finished MoHD member of the sweep.
+// artifact. --sweep covers every finished MoHD member of the sweep that has no routing results yet
+// (all of them with --redo).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -24,6 +25,7 @@ struct RouteArgs {
   std::int64_t run = -1;
   std::int64_t tokens_per_domain = 4096;
   int threads = 0;
+  bool redo = false;
 };
 
 void print(const RoutingReport& rep) {
@@ -51,6 +53,7 @@ void register_route(CLI::App& app) {
   cmd->add_option("--tokens-per-domain", a->tokens_per_domain, "validation tokens captured per domain")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)");
+  cmd->add_flag("--redo", a->redo, "with --sweep: also members that already have routing results");
   cmd->callback([a]() {
     require(!a->capture.empty() || a->run >= 0 || !a->sweep.empty(), "give --capture FILE.h5, --run ID or --sweep NAME|ID");
     set_torch_threads(a->threads);
@@ -62,10 +65,17 @@ void register_route(CLI::App& app) {
     } else {
       const RunStore store(a->store);
       const std::int64_t sweep = resolve_sweep(parse_sweep_ref(a->sweep), store);
+      int members = 0;
       for (const auto& m : store.sweep_members(sweep))
-        if (m.status == "finished" && m.run_id && is_mohd_config(store.get_run(*m.run_id).config_json))
+        if (m.status == "finished" && m.run_id && is_mohd_config(store.get_run(*m.run_id).config_json)) {
+          ++members;
+          if (!a->redo && !store.artifacts(*m.run_id, "routing").empty()) {
+            std::cout << "run " << *m.run_id << ": has routing results (--redo to recompute)\n";
+            continue;
+          }
           runs.push_back(*m.run_id);
-      require(!runs.empty(), "sweep " + a->sweep + " has no finished MoHD member");
+        }
+      require(members > 0, "sweep " + a->sweep + " has no finished MoHD member");
     }
     for (auto id : runs) print(route_stored_run(a->store, id, a->tokens_per_domain, log_line));
   });
