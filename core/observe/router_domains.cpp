@@ -25,6 +25,17 @@ double RouterDomainStats::spread() const {
   return best;
 }
 
+double RouterDomainStats::least_used() const {
+  if (domains.empty()) return 0;
+  double least = 1;
+  for (int i = 0; i < sub_dims; ++i) {
+    double mean = 0;
+    for (std::size_t d = 0; d < domains.size(); ++d) mean += selected[d * sub_dims + i];
+    least = std::min(least, mean / static_cast<double>(domains.size()));
+  }
+  return least;
+}
+
 RouterDomainStats router_domain_stats(const std::string& router, const std::vector<float>& probs,
                                       const std::vector<float>& active, std::int64_t rows, int n,
                                       const std::vector<std::int32_t>& domain, const std::vector<std::string>& names) {
@@ -127,6 +138,7 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
     w.write(g + "/score", s.score.data(), dn);
     w.set_attr_int(g + "/selected", "sub_dims", s.sub_dims);
     w.set_attr_double(g + "/selected", "spread", s.spread());
+    w.set_attr_double(g + "/selected", "least_used", s.least_used());
 
     for (std::size_t d = 0; d < s.domains.size(); ++d)
       for (int i = 0; i < s.sub_dims; ++i) {
@@ -146,6 +158,11 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
                            nlohmann::json{{"metric", "selection_spread"}, {"split", "val"}, {"router", r},
                                           {"definition", "max over sub-dimensions of (max - min) across domains of the "
                                                          "selection fraction"}}
+                               .dump()});
+    rep.results.push_back({"routing/least_used/" + r, s.least_used(),
+                           nlohmann::json{{"metric", "least_used_fraction"}, {"split", "val"}, {"router", r},
+                                          {"definition", "min over sub-dimensions of the selection fraction averaged "
+                                                         "over domains (k/n when balanced, 0 when collapsed)"}}
                                .dump()});
     rep.routers.push_back(std::move(s));
   }

@@ -10,7 +10,8 @@
 //   /routing/<router>/selected    f64 [D, N]   fraction of the domain's tokens whose active set holds
 //                                              sub-dimension i (shared ones: 1)
 //   /routing/<router>/score       f64 [D, N]   mean router score s_i over the domain's tokens
-//     attrs: sub_dims, spread (max over sub-dims of the max - min selection fraction across domains)
+//     attrs: sub_dims, spread (max over sub-dims of the max - min selection fraction across domains),
+//            least_used (min over sub-dims of the mean selection fraction over domains)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -30,6 +31,9 @@ struct RouterDomainStats {
   // Largest difference between domains in how often one sub-dimension is selected: 0 when every
   // domain routes alike, 1 when some sub-dimension is always taken in one domain and never in another.
   double spread() const;
+  // Selection fraction of the least-used sub-dimension, averaged over domains (equal weight each): with
+  // k routed of n specialised sub-dims, k/n when routing is balanced, near 0 when the router has collapsed.
+  double least_used() const;
 };
 
 // probs and active: [rows, n] row-major (active > 0.5 = selected); domain: [rows], indices into names.
@@ -41,7 +45,8 @@ struct RoutingReport {
   std::string capture, out;
   std::int64_t run_id = -1;
   std::vector<RouterDomainStats> routers;  // layer order, attn before ffn
-  std::vector<ObservedResult> results;     // routing/{selected,score}/<router>/<domain>/<i>, routing/spread/<router>
+  std::vector<ObservedResult> results;     // routing/{selected,score}/<router>/<domain>/<i>,
+                                           // routing/{spread,least_used}/<router>
 };
 
 // Reads every router tap pair of the capture and writes the routing file to out_path (atomically).

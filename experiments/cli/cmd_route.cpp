@@ -2,7 +2,7 @@
 // MoHD Fig. 11: per-domain selection fraction and mean router score of every sub-dimension of every
 // attention and FFN router (core/observe/router_domains.h). With --run/--sweep the router taps are
 // captured first (N tokens from the start of each domain's validation split), then observed; results go
-// to the run (routing/selected|score/<router>/<domain>/<i>, routing/spread/<router>) with a "routing"
+// to the run (routing/selected|score/<router>/<domain>/<i>, routing/spread|least_used/<router>) with a "routing"
 // artifact. --sweep covers every finished MoHD member of the sweep that has no routing results yet
 // (all of them with --redo).
 #include <filesystem>
@@ -31,7 +31,8 @@ struct RouteArgs {
 void print(const RoutingReport& rep) {
   std::cout << "routing of " << rep.capture << " -> " << rep.out << "\n";
   for (const auto& r : rep.routers) {
-    std::printf("%-16s selection fraction per sub-dim (spread %.3f)\n", r.router.c_str(), r.spread());
+    std::printf("%-16s selection fraction per sub-dim (spread %.3f, least used %.3f)\n", r.router.c_str(), r.spread(),
+                r.least_used());
     for (std::size_t d = 0; d < r.domains.size(); ++d) {
       std::printf("  %-14s %6lld tok ", r.domains[d].c_str(), static_cast<long long>(r.tokens[d]));
       for (int i = 0; i < r.sub_dims; ++i) std::printf(" %5.3f", r.selected[d * r.sub_dims + i]);

@@ -39,6 +39,8 @@ TEST_CASE("routing: per-domain selection fraction and mean score match hand coun
   for (std::size_t i = 0; i < score.size(); ++i) CHECK(s.score[i] == Approx(score[i]).epsilon(1e-6));
   // Largest cross-domain gap: sub-dim 1 (1 - 1/3) and sub-dim 2 (2/3 - 0) both 2/3.
   CHECK(s.spread() == Approx(2.0 / 3));
+  // Mean over the two domains: sub-dim 0: 1, 1: (1/3 + 1)/2 = 2/3, 2: (2/3 + 0)/2 = 1/3 -> least used 1/3.
+  CHECK(s.least_used() == Approx(1.0 / 3));
   CHECK_THROWS_WITH(router_domain_stats("r", kProbs, kActive, 5, 3, {0, 0, 1, 1}, kNames), Contains("disagree in size"));
   CHECK_THROWS_WITH(router_domain_stats("r", kProbs, kActive, 5, 3, {0, 0, 1, 7, 0}, kNames), Contains("out of range"));
 }
@@ -64,7 +66,7 @@ TEST_CASE("routing: a synthetic capture round-trips through the routing file", "
   CHECK(rep.routers[0].router == "blocks.0.attn");  // layer order, attn before ffn
   CHECK(rep.routers[1].router == "blocks.1.attn");
   CHECK(rep.routers[2].router == "blocks.1.ffn");
-  CHECK(rep.results.size() == 3 * (2 * 2 * 3 + 1));
+  CHECK(rep.results.size() == 3 * (2 * 2 * 3 + 2));
   bool found = false;
   for (const auto& r : rep.results)
     if (r.key == "routing/selected/blocks.1.ffn/code/2") {
