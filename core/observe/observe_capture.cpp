@@ -29,15 +29,6 @@ const std::vector<std::string>& flow_tap_kinds() {
   return kinds;
 }
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const std::vector<std::string> kSparsityKinds = {"attn.in", "attn.out", "ffn.in", "ffn.out"};  // Fig. 3 middle
-const int kSharedRuns[] = {2, 5, 9, 20};   // headline k of Fig. 3 right (the paper quotes 2 and 9)
-const int kSharedPercents[] = {20, 80};    // both readings of the paper's "top 20%" (shared_dims.h)
-constexpr int kPatternRun = 5;             // Fig. 5
-
-// "blocks.<l>.<kind>" -> (l, kind); anything else -> (-1, name).
 std::pair<int, std::string> split_tap(const std::string& tap) {
   const std::string prefix = "blocks.";
   const auto dot = tap.find('.', prefix.size());
@@ -46,6 +37,14 @@ std::pair<int, std::string> split_tap(const std::string& tap) {
   if (!std::all_of(layer.begin(), layer.end(), [](char c) { return c >= '0' && c <= '9'; })) return {-1, tap};
   return {std::stoi(layer), tap.substr(dot + 1)};
 }
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const std::vector<std::string> kSparsityKinds = {"attn.in", "attn.out", "ffn.in", "ffn.out"};  // Fig. 3 middle
+const int kSharedRuns[] = {2, 5, 9, 20};   // headline k of Fig. 3 right (the paper quotes 2 and 9)
+const int kSharedPercents[] = {20, 80};    // both readings of the paper's "top 20%" (shared_dims.h)
+constexpr int kPatternRun = 5;             // Fig. 5
 
 int kind_index(const std::string& kind) {
   const auto& k = flow_tap_kinds();

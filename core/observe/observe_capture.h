@@ -38,6 +38,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/observe/sparsity.h"
@@ -86,5 +87,7 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
 // The 13 per-block tap kinds of a dense block in forward order. Same names as BlockTapNames in
 // core/model/probe_recorder.h, repeated here because this library is torch-free.
 const std::vector<std::string>& flow_tap_kinds();
+// "blocks.<l>.<kind>" -> (l, kind); anything else -> (-1, name).
+std::pair<int, std::string> split_tap(const std::string& tap);
 
 }  // namespace moxlab

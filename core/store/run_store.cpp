@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -187,6 +188,20 @@ void RunStore::update_status(std::int64_t run, RunStatus status, const std::stri
     q.bind(3, unix_now());
     q.bind(4, is_terminal(status) ? 1 : 0);
     q.bind(5, static_cast<int64_t>(run));
+    if (q.exec() == 0) live(impl_).no_run(run);
+    tx.commit();
+  });
+}
+
+void RunStore::set_tags(std::int64_t run, const std::vector<std::string>& tags) {
+  std::vector<std::string> clean;
+  for (const auto& t : tags)
+    if (!t.empty() && std::find(clean.begin(), clean.end(), t) == clean.end()) clean.push_back(t);
+  live(impl_).guarded("set tags of run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
+    SQLite::Statement q(db, "UPDATE runs SET tags = ? WHERE id = ?");
+    q.bind(1, nlohmann::json(clean).dump());
+    q.bind(2, static_cast<int64_t>(run));
     if (q.exec() == 0) live(impl_).no_run(run);
     tx.commit();
   });

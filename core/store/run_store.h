@@ -47,6 +47,9 @@ class RunStore {
   void update_status(std::int64_t run, RunStatus status, const std::string& error = "");
   void set_started(std::int64_t run, std::optional<double> when = std::nullopt);   // default: now
   void set_finished(std::int64_t run, std::optional<double> when = std::nullopt);  // default: now
+  // Replaces the run's tags (free labels a researcher attaches, e.g. in the viewer); duplicates and
+  // empty strings are dropped, order is kept.
+  void set_tags(std::int64_t run, const std::vector<std::string>& tags);
   // Throws Error("no run with id N in PATH").
   RunRecord get_run(std::int64_t run) const;
   std::vector<RunRecord> find_runs(const RunFilter& filter) const;  // ordered by id

@@ -335,3 +335,16 @@ TEST_CASE("RunStore takes concurrent writes from several processes", "[store][ru
   }
   CHECK(count_rows(path, "SELECT count(*) FROM metrics") == kWorkers * kSteps * 3);
 }
+
+TEST_CASE("RunStore::set_tags replaces a run's tags, dropping duplicates and empty ones", "[store][run_store]") {
+  TempDir dir("tags");
+  RunStore store(dir.file("runs.db"));
+  RunRecord r;
+  r.tags = {"old"};
+  const std::int64_t id = store.create_run(r);
+  store.set_tags(id, {"best", "", "x2", "best"});
+  CHECK(store.get_run(id).tags == std::vector<std::string>{"best", "x2"});
+  store.set_tags(id, {});
+  CHECK(store.get_run(id).tags.empty());
+  CHECK_THROWS_WITH(store.set_tags(id + 1, {"a"}), Contains("no run with id"));
+}

@@ -1,0 +1,68 @@
+#include "viewer/app/viewer_context.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "core/store/run_store.h"
+
+namespace moxlab::viewer {
+
+std::string ViewerContext::artifact(std::int64_t run, const std::string& kind) {
+  try {
+    RunStoreOptions options;
+    options.read_only = true;
+    const auto arts = RunStore(catalog.path(), options).artifacts(run, kind);
+    return arts.empty() ? "" : arts.back().path;
+  } catch (const std::exception& e) {
+    note(e.what());
+    return "";
+  }
+}
+
+namespace {
+
+template <class File, class Cache, class Read>
+const File* cached_file(ViewerContext& ctx, Cache& cache, std::int64_t run, const std::string& kind, const char* how,
+                        Read read, std::string* why) {
+  const std::string path = ctx.artifact(run, kind);
+  if (path.empty()) {
+    *why = "run " + std::to_string(run) + " has no " + kind + " file yet (" + how + ")";
+    return nullptr;
+  }
+  auto& entry = cache[path];
+  if (!entry.file && entry.error.empty()) {
+    try {
+      entry.file = std::make_unique<File>(read(path));
+    } catch (const std::exception& e) {
+      entry.error = e.what();
+    }
+  }
+  if (!entry.file) *why = "cannot read " + kind + " of run " + std::to_string(run) + ": " + entry.error;
+  return entry.file.get();
+}
+
+}  // namespace
+
+const ObservationFile* ViewerContext::observations(std::int64_t run, std::string* why) {
+  return cached_file<ObservationFile>(*this, observation_cache_, run, "observations",
+                                      "moxlab probe --run N, then moxlab observe --run N", read_observation_file, why);
+}
+
+const RoutingFile* ViewerContext::routing(std::int64_t run, std::string* why) {
+  return cached_file<RoutingFile>(*this, routing_cache_, run, "routing", "moxlab route --run N; MoHD runs only",
+                                  read_routing_file, why);
+}
+
+void ViewerContext::note(const std::string& message) {
+  if (std::find(notes.begin(), notes.end(), message) == notes.end()) notes.push_back(message);
+}
+
+void show_message(ViewerContext& ctx, const std::string& message) {
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+  ImGui::TextWrapped("%s", message.c_str());
+  ImGui::PopStyleColor();
+  ctx.note(message);
+}
+
+}  // namespace moxlab::viewer

@@ -1,0 +1,52 @@
+// What the panels share: the run catalog, which runs are selected (the Runs panel's checkboxes; the
+// Curves panel overlays them) and which one is in focus (the last clicked; Observations and Routing
+// show it), the run files they read (cached), and the messages of this frame.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "viewer/model/capture_files.h"
+#include "viewer/model/run_catalog.h"
+
+namespace moxlab::viewer {
+
+struct ViewerContext {
+  explicit ViewerContext(const std::string& db_path) : catalog(db_path) {}
+
+  RunCatalog catalog;
+  std::set<std::int64_t> selected;
+  std::int64_t focus = 0;           // 0: none
+  std::string tables_dir;           // where the Tables panel lists specs
+  std::map<std::string, std::string> args;  // headless options for panels (e.g. "table" -> spec name)
+  int generation = 0;               // bumped whenever the catalog changes
+
+  // The newest artifact of `kind` of a run ("" when none); reads the store.
+  std::string artifact(std::int64_t run, const std::string& kind);
+  // The run's observation / routing file, read once; nullptr with *why set when the run has none or
+  // it cannot be read (the message names the file and the problem).
+  const ObservationFile* observations(std::int64_t run, std::string* why);
+  const RoutingFile* routing(std::int64_t run, std::string* why);
+
+  // A message shown in the status bar and reported by the headless mode; cleared each frame.
+  void note(const std::string& message);
+  std::vector<std::string> notes;
+  std::string last_export;  // the last plot export (or its error)
+
+ private:
+  template <class File>
+  struct Cached {
+    std::unique_ptr<File> file;
+    std::string error;
+  };
+  std::map<std::string, Cached<ObservationFile>> observation_cache_;
+  std::map<std::string, Cached<RoutingFile>> routing_cache_;
+};
+
+// Shows `message` as a wrapped, highlighted line in the current window and notes it.
+void show_message(ViewerContext& ctx, const std::string& message);
+
+}  // namespace moxlab::viewer

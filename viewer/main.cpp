@@ -1,0 +1,56 @@
+// moxlab-viewer [runs.db] [--screenshot PANEL --run ID --out FILE.png] [--bench-fps]
+// Interactive by default; see viewer/README.md for the panels and the headless modes.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "core/common/error.h"
+#include "viewer/app/viewer_app.h"
+
+#ifndef MOXLAB_SOURCE_DIR
+#define MOXLAB_SOURCE_DIR "."
+#endif
+
+int main(int argc, char** argv) {
+  using moxlab::viewer::AppOptions;
+  AppOptions o;
+  o.tables_dir = std::string(MOXLAB_SOURCE_DIR) + "/experiments/tables";
+  std::string size;
+  std::vector<std::string> args;
+  CLI::App app{"moxlab-viewer: runs, curves, observations, routing and tables of a moxlab run store"};
+  app.add_option("db", o.db, "run store (SQLite)")->capture_default_str();
+  app.add_option("--screenshot", o.screenshot, "render PANEL headless, write --out and exit (panels: runs, curves, "
+                                                "observations, routing, tables)");
+  app.add_option("--run", o.run, "select and focus this run")->check(CLI::NonNegativeNumber);
+  app.add_option("--out", o.out, "PNG written by --screenshot")->capture_default_str();
+  app.add_option("--size", size, "window size WxH (default 1400x900)");
+  app.add_option("--frames", o.frames, "frames rendered before the screenshot")->check(CLI::Range(2, 1000))->capture_default_str();
+  app.add_flag("--bench-fps", o.bench_fps, "render a 1e6-point series and a 4096x1024 heat map; print frame times");
+  app.add_option("--bench-frames", o.bench_frames, "frames of --bench-fps")->check(CLI::Range(20, 100000))->capture_default_str();
+  app.add_option("--tables", o.tables_dir, "folder of table specs for the Tables panel")->capture_default_str();
+  app.add_option("--export-dir", o.export_dir, "where plot exports go")->capture_default_str();
+  app.add_option("--arg", args, "panel option KEY=VALUE (table=mohd_table2, sweep=mohd_tiny, metric=val/ppl, "
+                                "group=run.variant, layer=1, tap=blocks.1.ffn.in)");
+  try {
+    app.parse(argc, argv);
+    if (!size.empty()) {
+      const auto x = size.find('x');
+      moxlab::require(x != std::string::npos, "--size: expected WxH, got '" + size + "'");
+      o.width = std::stoi(size.substr(0, x));
+      o.height = std::stoi(size.substr(x + 1));
+      moxlab::require(o.width >= 320 && o.height >= 240 && o.width <= 8192 && o.height <= 8192,
+                      "--size: " + size + " is out of range (320x240 .. 8192x8192)");
+    }
+    for (const auto& a : args) {
+      const auto eq = a.find('=');
+      moxlab::require(eq != std::string::npos && eq > 0, "--arg: expected KEY=VALUE, got '" + a + "'");
+      o.args[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+    return moxlab::viewer::run_viewer(o);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "moxlab-viewer: error: " << e.what() << "\n";
+    return 1;
+  }
+}

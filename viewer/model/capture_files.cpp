@@ -1,0 +1,104 @@
+#include "viewer/model/capture_files.h"
+
+#include <algorithm>
+
+#include "core/common/error.h"
+#include "core/observe/observe_capture.h"
+#include "core/store/tensor_log_reader.h"
+
+namespace moxlab::viewer {
+
+namespace {
+
+// Taps with a magnitude group, in layer order then forward order.
+std::vector<std::string> observed_taps(const TensorLogReader& r) {
+  std::vector<std::string> taps;
+  for (const auto& ds : r.datasets("/magnitude")) {
+    if (ds.size() < 16 || ds.compare(ds.size() - 16, 16, "/pooled_cumshare") != 0) continue;
+    taps.push_back(ds.substr(std::string("/magnitude/").size(), ds.size() - 16 - std::string("/magnitude/").size()));
+  }
+  const auto& kinds = flow_tap_kinds();
+  auto rank = [&](const std::string& tap) {
+    const auto [layer, kind] = split_tap(tap);
+    return std::make_pair(layer, std::find(kinds.begin(), kinds.end(), kind) - kinds.begin());
+  };
+  std::stable_sort(taps.begin(), taps.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return taps;
+}
+
+}  // namespace
+
+ObservationFile read_observation_file(const std::string& path) {
+  TensorLogReader r(path);
+  require(r.has_group("/magnitude"), path + " is not an observations file (no /magnitude group)");
+  ObservationFile f;
+  f.path = path;
+  f.taps = observed_taps(r);
+  for (const auto& tap : f.taps) {
+    TapCurves c;
+    c.tap = tap;
+    c.pooled_cumshare = r.read<double>("/magnitude/" + tap + "/pooled_cumshare");
+    c.token_cumshare = r.read<double>("/magnitude/" + tap + "/token_cumshare");
+    c.dims = static_cast<std::int64_t>(c.pooled_cumshare.size());
+    if (r.has_dataset("/shared/" + tap + "/counts")) {
+      c.shared_counts = r.read<double>("/shared/" + tap + "/counts");
+      c.shared_chance = r.read<double>("/shared/" + tap + "/chance");
+    }
+    const std::string g = "/pattern5/" + tap;
+    if (r.has_dataset(g + "/magnitude")) {
+      c.pattern_magnitude = r.read<float>(g + "/magnitude");
+      c.pattern_order = r.read<std::int32_t>(g + "/order");
+      c.pattern_bits = r.read<std::int32_t>(g + "/pattern");
+    }
+    f.curves.push_back(std::move(c));
+  }
+  for (const std::string kind : {"attn.in", "attn.out", "ffn.in", "ffn.out"}) {
+    if (!r.has_dataset("/sparsity/by_layer/" + kind)) continue;
+    f.sparsity_kinds.push_back(kind);
+    f.sparsity_by_layer.push_back(r.read<double>("/sparsity/by_layer/" + kind));
+  }
+  if (r.has_dataset("/flow/taps")) {
+    f.flow_taps = r.read_strings("/flow/taps");
+    for (int l = 0; r.has_dataset("/flow/layer_" + std::to_string(l) + "/median_rel"); ++l)
+      f.flow_median_rel.push_back(r.read<double>("/flow/layer_" + std::to_string(l) + "/median_rel"));
+  }
+  if (r.has_dataset("/shared/k")) {
+    f.shared_k = r.read<std::int32_t>("/shared/k");
+    f.shared_p = r.read<double>("/shared/p");
+  }
+  return f;
+}
+
+RoutingFile read_routing_file(const std::string& path) {
+  TensorLogReader r(path);
+  require(r.has_group("/routing") && r.has_dataset("/domain_names"),
+          path + " is not a routing file (no /routing group or /domain_names)");
+  RoutingFile f;
+  f.path = path;
+  f.domains = r.read_strings("/domain_names");
+  const std::size_t d = f.domains.size();
+  for (const auto& ds : r.datasets("/routing")) {
+    const std::string suffix = "/selected";
+    if (ds.size() < suffix.size() || ds.compare(ds.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string g = ds.substr(0, ds.size() - suffix.size());
+    RouterTable t;
+    t.router = g.substr(std::string("/routing/").size());
+    const auto [layer, part] = split_tap(t.router);
+    t.layer = layer;
+    t.part = part;
+    t.selected = r.read<double>(g + "/selected");
+    t.score = r.read<double>(g + "/score");
+    t.tokens = r.read<std::int64_t>(g + "/tokens");
+    require(d > 0 && t.selected.size() % d == 0 && t.score.size() == t.selected.size() && t.tokens.size() == d,
+            path + ": " + g + " does not match /domain_names");
+    t.sub_dims = static_cast<int>(t.selected.size() / d);
+    f.routers.push_back(std::move(t));
+  }
+  std::stable_sort(f.routers.begin(), f.routers.end(), [](const RouterTable& a, const RouterTable& b) {
+    return std::make_pair(a.layer, a.part) < std::make_pair(b.layer, b.part);
+  });
+  require(!f.routers.empty(), path + " holds no routers");
+  return f;
+}
+
+}  // namespace moxlab::viewer

@@ -1,0 +1,72 @@
+// The viewer's plotting module, drawn with ImDrawList (ImPlot is not packaged in Debian bookworm).
+//
+//   Plot p("##flow", {.title = "Activation flow", .x_label = "tap", .y_label = "median x^2 (%)"});
+//   p.line("layer 0", xs, ys, n, palette(0));   // x ascending; long series are min/max-downsampled
+//   p.band("seeds", xs, lo, hi, n, palette(0));  // filled between lo and hi
+//   p.bars("attn", values, palette(1));          // one bar per category; several calls = grouped bars
+//   p.heatmap("probs", values, rows, cols, 0, 1); // a texture, with a colour bar
+//   p.end();                                      // axes, ticks, legend, hover tooltip, interaction
+//
+// Data passed by pointer must stay alive until end() (immediate mode: the caller's locals do).
+// Interaction: wheel zooms about the cursor (Shift: x only, Ctrl: y only), left drag pans,
+// double-click fits the data, a click on a legend entry hides/shows the series, right click opens a
+// menu (fit, log axes, export PNG). Each plot keeps its view in a map keyed by its ImGui id.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "viewer/model/colormap.h"
+
+namespace moxlab::viewer {
+
+struct PlotOptions {
+  std::string title, x_label, y_label;
+  bool log_x = false, log_y = false;
+  bool y_from_zero = false;                 // auto-fit includes y = 0 (bar charts do always)
+  std::vector<std::string> x_categories;    // category axis: bars and heat-map columns
+  std::vector<std::string> y_categories;    // heat-map rows
+  float height = 300;                       // pixels; width fills the available region
+  float width = -1;                         // -1: available width
+};
+
+// Counts of what was drawn in the current frame (reset by the app each frame): tests and the
+// screenshot mode use them to tell an empty panel from a drawn one.
+struct PlotStats {
+  int plots = 0, series = 0;
+  long long points = 0, cells = 0;
+};
+PlotStats& plot_stats();
+
+class Plot {
+ public:
+  Plot(const char* id, PlotOptions options);
+  Plot(const Plot&) = delete;
+  Plot& operator=(const Plot&) = delete;
+  ~Plot();
+
+  void line(const std::string& name, const double* x, const double* y, std::size_t n, Rgb colour, float thickness = 1.5f);
+  void line(const std::string& name, const std::vector<double>& x, const std::vector<double>& y, Rgb colour,
+            float thickness = 1.5f) {
+    line(name, x.data(), y.data(), std::min(x.size(), y.size()), colour, thickness);
+  }
+  void band(const std::string& name, const double* x, const double* lo, const double* hi, std::size_t n, Rgb colour);
+  void bars(const std::string& name, const std::vector<double>& values, Rgb colour);
+  // values: [rows, cols] row-major; NaN cells are drawn grey. Colour = viridis((v - vmin) / (vmax - vmin)).
+  void heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax);
+  void end();
+
+ private:
+  struct Series;
+  struct View;
+  void fit(View& view) const;
+  std::string id_;
+  PlotOptions options_;
+  std::vector<Series> series_;
+  bool ended_ = false;
+};
+
+}  // namespace moxlab::viewer
