@@ -155,7 +155,8 @@ int run_viewer(const AppOptions& options) {
       write_framebuffer_png(fb_w, fb_h, options.out);
       const PlotStats& s = plot_stats();
       nlohmann::json line = {{"panel", options.screenshot}, {"plots", s.plots},     {"series", s.series},
-                             {"points", s.points},          {"cells", s.cells},     {"messages", ctx.notes},
+                             {"points", s.points},          {"cells", s.cells},     {"rows", s.rows},
+                             {"messages", ctx.notes},
                              {"out", options.out}};
       std::cout << line.dump() << std::endl;
       glfwSetWindowShouldClose(window, 1);

@@ -54,6 +54,43 @@ const RoutingFile* ViewerContext::routing(std::int64_t run, std::string* why) {
                                   read_routing_file, why);
 }
 
+void ViewerContext::drop_stale_metrics() {
+  if (metrics_generation_ == generation) return;
+  metric_keys_.clear();
+  metrics_.clear();
+  metrics_generation_ = generation;
+}
+
+const std::vector<std::string>& ViewerContext::metric_keys(std::int64_t run) {
+  drop_stale_metrics();
+  auto it = metric_keys_.find(run);
+  if (it != metric_keys_.end()) return it->second;
+  std::vector<std::string> keys;
+  try {
+    RunStoreOptions options;
+    options.read_only = true;
+    keys = RunStore(catalog.path(), options).metric_keys(run);
+  } catch (const std::exception& e) {
+    note(e.what());
+  }
+  return metric_keys_[run] = std::move(keys);
+}
+
+const std::vector<MetricPoint>& ViewerContext::metric(std::int64_t run, const std::string& key) {
+  drop_stale_metrics();
+  auto it = metrics_.find({run, key});
+  if (it != metrics_.end()) return it->second;
+  std::vector<MetricPoint> points;
+  try {
+    RunStoreOptions options;
+    options.read_only = true;
+    points = RunStore(catalog.path(), options).metrics(run, key);
+  } catch (const std::exception& e) {
+    note(e.what());
+  }
+  return metrics_[{run, key}] = std::move(points);
+}
+
 void ViewerContext::note(const std::string& message) {
   if (std::find(notes.begin(), notes.end(), message) == notes.end()) notes.push_back(message);
 }

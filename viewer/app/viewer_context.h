@@ -30,6 +30,9 @@ struct ViewerContext {
   // it cannot be read (the message names the file and the problem).
   const ObservationFile* observations(std::int64_t run, std::string* why);
   const RoutingFile* routing(std::int64_t run, std::string* why);
+  // A run's metric keys and curves, cached until the catalog changes (running runs keep logging).
+  const std::vector<std::string>& metric_keys(std::int64_t run);
+  const std::vector<MetricPoint>& metric(std::int64_t run, const std::string& key);
 
   // A message shown in the status bar and reported by the headless mode; cleared each frame.
   void note(const std::string& message);
@@ -44,6 +47,10 @@ struct ViewerContext {
   };
   std::map<std::string, Cached<ObservationFile>> observation_cache_;
   std::map<std::string, Cached<RoutingFile>> routing_cache_;
+  int metrics_generation_ = -1;
+  std::map<std::int64_t, std::vector<std::string>> metric_keys_;
+  std::map<std::pair<std::int64_t, std::string>, std::vector<MetricPoint>> metrics_;
+  void drop_stale_metrics();
 };
 
 // Shows `message` as a wrapped, highlighted line in the current window and notes it.

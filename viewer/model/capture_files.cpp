@@ -33,6 +33,7 @@ ObservationFile read_observation_file(const std::string& path) {
   require(r.has_group("/magnitude"), path + " is not an observations file (no /magnitude group)");
   ObservationFile f;
   f.path = path;
+  if (r.has_attr("/", "source")) f.source = r.attr("/", "source");
   f.taps = observed_taps(r);
   for (const auto& tap : f.taps) {
     TapCurves c;
@@ -49,6 +50,7 @@ ObservationFile read_observation_file(const std::string& path) {
       c.pattern_magnitude = r.read<float>(g + "/magnitude");
       c.pattern_order = r.read<std::int32_t>(g + "/order");
       c.pattern_bits = r.read<std::int32_t>(g + "/pattern");
+      if (r.has_attr(g, "example_row")) c.example_row = r.attr_int(g, "example_row");
     }
     f.curves.push_back(std::move(c));
   }
@@ -67,6 +69,22 @@ ObservationFile read_observation_file(const std::string& path) {
     f.shared_p = r.read<double>("/shared/p");
   }
   return f;
+}
+
+std::vector<std::string> read_token_texts(const std::string& capture_path, std::int64_t row, std::int64_t count) {
+  TensorLogReader r(capture_path);
+  const auto offsets = r.read_rows<std::int64_t>("/text/offsets", static_cast<std::uint64_t>(row),
+                                                 static_cast<std::uint64_t>(count));
+  const std::int64_t begin = offsets.front(), end = offsets.back();
+  require(begin >= 0 && end >= begin, capture_path + ": bad /text/offsets at row " + std::to_string(row));
+  const auto bytes = r.read_rows<std::uint8_t>("/text/bytes", static_cast<std::uint64_t>(begin),
+                                               static_cast<std::uint64_t>(end - begin));
+  std::vector<std::string> texts;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t a = offsets[2 * i] - begin, b = offsets[2 * i + 1] - begin;
+    texts.emplace_back(bytes.begin() + a, bytes.begin() + b);
+  }
+  return texts;
 }
 
 RoutingFile read_routing_file(const std::string& path) {
@@ -92,6 +110,7 @@ RoutingFile read_routing_file(const std::string& path) {
     require(d > 0 && t.selected.size() % d == 0 && t.score.size() == t.selected.size() && t.tokens.size() == d,
             path + ": " + g + " does not match /domain_names");
     t.sub_dims = static_cast<int>(t.selected.size() / d);
+    t.domains = f.domains;
     f.routers.push_back(std::move(t));
   }
   std::stable_sort(f.routers.begin(), f.routers.end(), [](const RouterTable& a, const RouterTable& b) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/observe/router_domains.h"
+
 namespace moxlab::viewer {
 
 struct TapCurves {
@@ -15,11 +17,13 @@ struct TapCurves {
   std::vector<double> shared_counts, shared_chance;     // [K, P] (k-major), empty when absent
   std::vector<float> pattern_magnitude;                 // [5, d], empty when absent
   std::vector<std::int32_t> pattern_order, pattern_bits;  // [d]
+  std::int64_t example_row = -1;                           // capture row of the 5-token example
   std::int64_t dims = 0;
 };
 
 struct ObservationFile {
   std::string path;
+  std::string source;                          // the capture it was computed from
   std::vector<std::string> taps;               // sorted by layer, then forward order
   std::vector<TapCurves> curves;               // parallel to taps
   std::vector<std::string> sparsity_kinds;     // attn.in, attn.out, ffn.in, ffn.out
@@ -30,13 +34,11 @@ struct ObservationFile {
   std::vector<double> shared_p;                // 1..100
 };
 
-struct RouterTable {
-  std::string router;                // blocks.1.attn
+// One router's per-domain table (router, domains, tokens, sub_dims, selected, score and the spread /
+// least_used summaries of core/observe/router_domains.h) and where it sits.
+struct RouterTable : RouterDomainStats {
   int layer = -1;
-  std::string part;                  // attn | ffn
-  int sub_dims = 0;
-  std::vector<std::int64_t> tokens;  // [D]
-  std::vector<double> selected, score;  // [D, N]
+  std::string part;  // attn | ffn
 };
 
 struct RoutingFile {
@@ -46,6 +48,8 @@ struct RoutingFile {
 };
 
 ObservationFile read_observation_file(const std::string& path);
+// The text of capture rows [row, row + count) (one token each), from /text/bytes and /text/offsets.
+std::vector<std::string> read_token_texts(const std::string& capture_path, std::int64_t row, std::int64_t count);
 RoutingFile read_routing_file(const std::string& path);
 
 }  // namespace moxlab::viewer

@@ -55,8 +55,15 @@ std::string RunCatalog::disk_stamp() const {
 }
 
 bool RunCatalog::refresh(bool force) {
-  const std::string stamp = disk_stamp();
-  if (!force && stamp == disk_stamp_ && error_.empty()) return false;
+  if (!force && disk_stamp() == disk_stamp_ && error_.empty()) return false;
+  read(force);
+  // Stamped after reading: closing the last connection checkpoints and removes the WAL file, which
+  // is a change on disk that is not a change of content.
+  disk_stamp_ = disk_stamp();
+  return true;
+}
+
+void RunCatalog::read(bool force) {
   try {
     require(std::filesystem::exists(path_), "no run store at " + path_);
     RunStoreOptions options;
@@ -94,8 +101,6 @@ bool RunCatalog::refresh(bool force) {
   } catch (const std::exception& e) {
     error_ = e.what();
   }
-  disk_stamp_ = stamp;
-  return true;
 }
 
 const RunRow* RunCatalog::find(std::int64_t id) const {

@@ -54,6 +54,7 @@ class RunCatalog {
   std::vector<SweepRecord> sweeps_;
   std::string disk_stamp_;  // sizes and mtimes of the db and WAL files at the last read
   std::string disk_stamp() const;
+  void read(bool force);  // the snapshot (reusing unchanged finished runs unless force); failures go to error_
 };
 
 // A JSON config value as the Runs panel and filters show it: strings bare, numbers in shortest form.

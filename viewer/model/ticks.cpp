@@ -67,7 +67,7 @@ std::vector<Tick> log_ticks(double lo, double hi, int max_ticks) {
       if (m == 0 && (k - k_lo) % every != 0) continue;
       const double v = base * mults[m];
       if (v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9)) continue;
-      ticks.push_back({v, tick_label(v, v / 10)});
+      ticks.push_back({v, tick_label(v, v)});
     }
   }
   return ticks;

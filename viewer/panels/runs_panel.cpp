@@ -13,6 +13,7 @@
 #include "viewer/app/panel.h"
 #include "viewer/app/viewer_context.h"
 #include "viewer/model/run_filter.h"
+#include "viewer/plot/plot.h"
 
 namespace moxlab::viewer {
 
@@ -158,6 +159,7 @@ class RunsPanel : public Panel {
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
         const RunRow& r = *shown[i];
         ImGui::TableNextRow();
+        ++plot_stats().rows;
         ImGui::PushID(static_cast<int>(r.run.id));
         ImGui::TableSetColumnIndex(0);
         bool sel = ctx.selected.count(r.run.id) > 0;

@@ -46,6 +46,7 @@ struct Plot::Series {
   const float* cells = nullptr;
   int rows = 0, cols = 0;
   double vmin = 0, vmax = 1;
+  std::string key;  // heatmap content key
 };
 
 struct Plot::View {
@@ -84,8 +85,10 @@ void Plot::bars(const std::string& name, const std::vector<double>& values, Rgb 
   series_.push_back(std::move(s));
 }
 
-void Plot::heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax) {
+void Plot::heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax,
+                   const std::string& content_key) {
   Series s{Series::heatmap, name, {}};
+  s.key = content_key;
   s.cells = values;
   s.rows = rows;
   s.cols = cols;
@@ -169,7 +172,10 @@ void Plot::end() {
   const ImVec2 size(std::max(width, 120.0f), std::max(options_.height, 80.0f));
   const ImVec2 outer_min = ImGui::GetCursorScreenPos();
   const ImVec2 outer_max(outer_min.x + size.x, outer_min.y + size.y);
-  const ImVec2 pmin(outer_min.x + kLeft, outer_min.y + kTop);
+  // Header: the title on the first line, the y label on the second.
+  const float line_h = ImGui::GetTextLineHeight() + 2;
+  const float top = 4 + line_h * ((options_.title.empty() ? 0 : 1) + (options_.y_label.empty() ? 0 : 1)) + 4;
+  const ImVec2 pmin(outer_min.x + kLeft, outer_min.y + std::max(kTop, top));
   const ImVec2 pmax(outer_max.x - kRight - (has_heat ? kColourBar : 0), outer_max.y - kBottom);
   ImGui::InvisibleButton("canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool hovered = ImGui::IsItemHovered();
@@ -194,16 +200,20 @@ void Plot::end() {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 grid_col = IM_COL32(128, 128, 128, 50);
   dl->AddRectFilled(pmin, pmax, IM_COL32(20, 20, 24, 255));
-  if (!options_.title.empty()) dl->AddText(ImVec2(outer_min.x + kLeft, outer_min.y + 3), text_col, options_.title.c_str());
+  if (!options_.title.empty()) dl->AddText(ImVec2(outer_min.x + 4, outer_min.y + 3), text_col, options_.title.c_str());
   dl->PushClipRect(outer_min, outer_max, true);
   const int max_x_ticks = std::max(2, static_cast<int>((pmax.x - pmin.x) / 70));
   const int max_y_ticks = std::max(2, static_cast<int>((pmax.y - pmin.y) / 28));
   std::vector<Tick> xt, yt;
   const auto& xcat = options_.x_categories;
-  const double visible_categories = v.x1 - v.x0;
-  if (!xcat.empty() && visible_categories <= max_x_ticks * 1.5) {
+  if (!xcat.empty() && v.x1 - v.x0 <= 400) {
+    // Category labels, thinned to every k-th when they would overlap (hover shows each one).
+    float widest = 0;
+    for (const auto& c : xcat) widest = std::max(widest, ImGui::CalcTextSize(c.substr(0, 14).c_str()).x + 8);
+    const double spacing = (pmax.x - pmin.x) / std::max(1.0, v.x1 - v.x0);
+    const int every = std::max(1, static_cast<int>(std::ceil(widest / spacing)));
     for (int i = std::max(0, static_cast<int>(std::ceil(v.x0))); i <= std::min<int>(xcat.size() - 1, std::floor(v.x1)); ++i)
-      xt.push_back({static_cast<double>(i), xcat[i]});
+      if (i % every == 0) xt.push_back({static_cast<double>(i), xcat[i]});
   } else {
     xt = log_x ? log_ticks(v.x0, v.x1, max_x_ticks) : linear_ticks(v.x0, v.x1, max_x_ticks);
   }
@@ -236,12 +246,8 @@ void Plot::end() {
     const ImVec2 ts = ImGui::CalcTextSize(options_.x_label.c_str());
     dl->AddText(ImVec2((pmin.x + pmax.x - ts.x) / 2, outer_max.y - ts.y - 2), text_col, options_.x_label.c_str());
   }
-  if (!options_.y_label.empty()) {
-    const ImVec2 ts = ImGui::CalcTextSize(options_.y_label.c_str());
-    dl->AddText(ImVec2(std::max(outer_min.x + 2, outer_max.x - kRight - (has_heat ? kColourBar : 0) - ts.x),
-                       outer_min.y + 3),
-                IM_COL32(180, 180, 180, 255), options_.y_label.c_str());
-  }
+  if (!options_.y_label.empty())  // the second header line, above the y axis
+    dl->AddText(ImVec2(outer_min.x + 4, outer_min.y + 3 + line_h), IM_COL32(170, 170, 170, 255), options_.y_label.c_str());
   dl->PopClipRect();
 
   // Series, clipped to the plot area.
@@ -256,12 +262,13 @@ void Plot::end() {
     if (v.hidden.count(s.name)) continue;
     ++stats.series;
     if (s.kind == Series::heatmap) {
-      const std::string key = id_ + "#" + s.name + "#" + std::to_string(reinterpret_cast<std::uintptr_t>(s.cells)) + "#" +
-                              std::to_string(s.rows) + "x" + std::to_string(s.cols) + "#" + fmt(s.vmin) + ":" + fmt(s.vmax);
+      const std::string key = s.key + "#" + std::to_string(s.rows) + "x" + std::to_string(s.cols) + "#" + fmt(s.vmin) +
+                              ":" + fmt(s.vmax);
       ImTextureID tex = heatmap_texture(key, s.cells, s.rows, s.cols, s.vmin, s.vmax);
-      // Row 0 at the top, like a matrix.
-      const ImVec2 a(px(-0.5), py(s.rows - 0.5)), b(px(s.cols - 0.5), py(-0.5));
-      dl->AddImage(tex, ImVec2(a.x, b.y), ImVec2(b.x, a.y), ImVec2(0, 1), ImVec2(1, 0));
+      // Row r is centred on y = r (row 0 at the bottom, as the y ticks say): the texture's first row
+      // (v = 0) goes to the bottom edge.
+      const ImVec2 top_left(px(-0.5), py(s.rows - 0.5)), bottom_right(px(s.cols - 0.5), py(-0.5));
+      dl->AddImage(tex, top_left, bottom_right, ImVec2(0, 1), ImVec2(1, 0));
       stats.cells += static_cast<long long>(s.rows) * s.cols;
       continue;
     }
@@ -341,11 +348,15 @@ void Plot::end() {
   std::set<std::string> seen;
   for (const auto& s : series_)
     if (s.kind != Series::heatmap && !s.name.empty() && seen.insert(s.name).second) legend.push_back(&s);
+  const std::size_t more = legend.size() > options_.legend_max ? legend.size() - options_.legend_max : 0;
+  legend.resize(legend.size() - more);
   if (!legend.empty()) {
     float lw = 0;
     for (const auto* s : legend) lw = std::max(lw, ImGui::CalcTextSize(s->name.c_str()).x);
-    const float line_h = ImGui::GetTextLineHeight() + 2;
-    const ImVec2 lmax(pmax.x - 6, pmin.y + 6 + line_h * legend.size() + 4);
+    const std::string more_text = more ? "+" + std::to_string(more) + " more" : "";
+    lw = std::max(lw, ImGui::CalcTextSize(more_text.c_str()).x);
+    const ImVec2 lmax(pmax.x - 6, pmin.y + 6 + line_h * (legend.size() + (more ? 1 : 0)) + 4);
+
     const ImVec2 lmin(lmax.x - lw - 30, pmin.y + 6);
     dl->AddRectFilled(lmin, lmax, IM_COL32(30, 30, 36, 210));
     for (std::size_t i = 0; i < legend.size(); ++i) {
@@ -360,6 +371,7 @@ void Plot::end() {
         else v.hidden.insert(s.name);
       }
     }
+    if (more) dl->AddText(ImVec2(lmin.x + 25, lmax.y - line_h - 2), IM_COL32(160, 160, 160, 255), more_text.c_str());
   }
 
   // Interaction: pan, zoom, fit.

@@ -1,6 +1,7 @@
 // The viewer's plotting module, drawn with ImDrawList (ImPlot is not packaged in Debian bookworm).
 //
-//   Plot p("##flow", {.title = "Activation flow", .x_label = "tap", .y_label = "median x^2 (%)"});
+//   PlotOptions opt;  opt.title = "Activation flow";  opt.x_label = "tap";
+//   Plot p("##flow", opt);
 //   p.line("layer 0", xs, ys, n, palette(0));   // x ascending; long series are min/max-downsampled
 //   p.band("seeds", xs, lo, hi, n, palette(0));  // filled between lo and hi
 //   p.bars("attn", values, palette(1));          // one bar per category; several calls = grouped bars
@@ -31,6 +32,7 @@ struct PlotOptions {
   std::vector<std::string> y_categories;    // heat-map rows
   float height = 300;                       // pixels; width fills the available region
   float width = -1;                         // -1: available width
+  std::size_t legend_max = 12;              // legend entries shown (the rest summarised as "+N more")
 };
 
 // Counts of what was drawn in the current frame (reset by the app each frame): tests and the
@@ -38,6 +40,7 @@ struct PlotOptions {
 struct PlotStats {
   int plots = 0, series = 0;
   long long points = 0, cells = 0;
+  long long rows = 0;  // table rows drawn (Runs, Tables)
 };
 PlotStats& plot_stats();
 
@@ -56,7 +59,10 @@ class Plot {
   void band(const std::string& name, const double* x, const double* lo, const double* hi, std::size_t n, Rgb colour);
   void bars(const std::string& name, const std::vector<double>& values, Rgb colour);
   // values: [rows, cols] row-major; NaN cells are drawn grey. Colour = viridis((v - vmin) / (vmax - vmin)).
-  void heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax);
+  // The colour-mapped texture is cached under content_key (plus shape and range): pass a key that
+  // changes whenever the values do (e.g. file path + tap).
+  void heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax,
+               const std::string& content_key);
   void end();
 
  private:

@@ -1,0 +1,94 @@
+// Routing (MoHD Fig. 11, from `moxlab route`): for the focused run and a chosen layer, how often each
+// sub-dimension of the attention and FFN routers is selected (or its mean router score) per data
+// domain, as grouped bars (Fig. 11's form) or a domain x sub-dimension heat map, with each router's
+// spread across domains and least-used sub-dimension.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "viewer/app/panel.h"
+#include "viewer/app/viewer_context.h"
+#include "viewer/plot/plot.h"
+
+namespace moxlab::viewer {
+
+namespace {
+
+class RoutingPanel : public Panel {
+ public:
+  std::string id() const override { return "routing"; }
+  std::string title() const override { return "Routing"; }
+
+  void draw(ViewerContext& ctx) override {
+    if (!ctx.focus) {
+      show_message(ctx, "No run in focus: click a run's id in the Runs panel (or pass --run ID).");
+      return;
+    }
+    std::string why;
+    const RoutingFile* f = ctx.routing(ctx.focus, &why);
+    if (!f) {
+      show_message(ctx, why);
+      return;
+    }
+    int layers = 0;
+    for (const auto& r : f->routers) layers = std::max(layers, r.layer + 1);
+    if (layer_ < 0) layer_ = ctx.args.count("layer") ? std::stoi(ctx.args.at("layer")) : 0;
+    layer_ = std::clamp(layer_, 0, std::max(0, layers - 1));
+
+    ImGui::Text("Run %lld: %s  (%zu domains)", static_cast<long long>(ctx.focus), f->path.c_str(), f->domains.size());
+    ImGui::SetNextItemWidth(200);
+    if (layers > 1) ImGui::SliderInt("layer", &layer_, 0, layers - 1);
+    ImGui::SameLine();
+    ImGui::RadioButton("selection fraction", &value_, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("mean router score", &value_, 1);
+    ImGui::SameLine();
+    ImGui::Checkbox("heat map", &heatmap_);
+
+    const float h = std::max(220.0f, (ImGui::GetContentRegionAvail().y - 10) / 2 - 30);
+    for (const auto& r : f->routers) {
+      if (r.layer != layer_) continue;
+      router_plot(*f, r, h);
+    }
+  }
+
+ private:
+  int layer_ = -1, value_ = 0;
+  bool heatmap_ = false;
+
+  void router_plot(const RoutingFile& f, const RouterTable& r, float h) {
+    const std::vector<double>& v = value_ == 0 ? r.selected : r.score;
+    const std::size_t d = f.domains.size(), n = static_cast<std::size_t>(r.sub_dims);
+    char title[256];
+    std::snprintf(title, sizeof title, "%s router: %s per domain (spread %.2f, least-used %.2f)", r.router.c_str(),
+                  value_ == 0 ? "selection fraction" : "mean score", r.spread(), r.least_used());
+    PlotOptions o;
+    o.title = title;
+    o.height = h;
+    for (std::size_t i = 0; i < n; ++i) o.x_categories.push_back("sub " + std::to_string(i));
+    o.x_label = "sub-dimension";
+    if (heatmap_) {
+      o.y_categories = f.domains;
+      std::vector<float> cells(v.begin(), v.end());
+      double vmax = value_ == 0 ? 1.0 : *std::max_element(v.begin(), v.end());
+      Plot p(("##routing_heat_" + r.router).c_str(), o);
+      p.heatmap(r.router, cells.data(), static_cast<int>(d), static_cast<int>(n), 0.0, vmax,
+                f.path + "#" + r.router + "#" + std::to_string(value_));
+      p.end();
+      return;
+    }
+    o.y_label = value_ == 0 ? "fraction of tokens" : "mean s_i";
+    o.legend_max = 10;
+    Plot p(("##routing_bars_" + r.router).c_str(), o);
+    for (std::size_t k = 0; k < d; ++k)
+      p.bars(f.domains[k], std::vector<double>(v.begin() + k * n, v.begin() + (k + 1) * n), palette(static_cast<int>(k)));
+    p.end();
+  }
+};
+
+}  // namespace
+
+MOXLAB_VIEWER_PANEL(RoutingPanel, 40)
+
+}  // namespace moxlab::viewer
