@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--bench-frames", o.bench_frames, "frames of --bench-fps")->check(CLI::Range(20, 100000))->capture_default_str();
   app.add_option("--tables", o.tables_dir, "folder of table specs for the Tables panel")->capture_default_str();
   app.add_option("--export-dir", o.export_dir, "where plot exports go")->capture_default_str();
+  app.add_flag("--export-plots", o.export_plots, "with --screenshot: also write every plot of the panel as its own PNG");
   app.add_option("--arg", args, "panel option KEY=VALUE (table=mohd_table2, sweep=mohd_tiny, metric=val/ppl, "
-                                "group=run.variant, layer=1, tap=blocks.1.ffn.in)");
+                                "group=run.variant, layer=1, tap=blocks.1.ffn.in, view=heatmap, value=score)");
   try {
     app.parse(argc, argv);
     if (!size.empty()) {

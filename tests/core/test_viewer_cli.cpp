@@ -116,6 +116,15 @@ TEST_CASE("moxlab-viewer renders every panel headless over real runs", "[e2e][vi
       CHECK(colours(a) > 40);
       CHECK(differing_pixels(a, b) > 500);
     }
+    // Every plot's Export PNG, triggered headless: one file per plot of the panel.
+    const Shot exp = screenshot(dir, db + " --screenshot observations --run 1 --export-plots --export-dir exports", "obs.png");
+    REQUIRE(exp.exit_code == 0);
+    CHECK(exp.stats["exported"].size() == static_cast<std::size_t>(exp.stats["plots"].get<int>()));
+    for (const auto& path : exp.stats["exported"]) {
+      int w = 0, h = 0, n = 0;
+      CHECK(stbi_info((dir + "/" + path.get<std::string>()).c_str(), &w, &h, &n) == 1);
+      CHECK(w > 200);
+    }
     const Shot runs = screenshot(dir, db + " --screenshot runs --run 1", "runs.png");
     REQUIRE(runs.exit_code == 0);
     CHECK(runs.stats["rows"].get<int>() == 4);

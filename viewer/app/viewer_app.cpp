@@ -110,6 +110,8 @@ int run_viewer(const AppOptions& options) {
       if (ctx.catalog.refresh()) ++ctx.generation;
       last_refresh = t0;
     }
+    // The screenshot frame: optionally every plot exports itself too (its menu's Export PNG).
+    set_export_every_plot(options.export_plots && !options.screenshot.empty() && frame + 1 >= last_frame);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -147,7 +149,8 @@ int run_viewer(const AppOptions& options) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const float scale = ImGui::GetIO().DisplayFramebufferScale.x;
-    for (const auto& path : flush_png_requests(fb_h, scale)) ctx.last_export = path;
+    std::vector<std::string> exported = flush_png_requests(fb_h, scale);
+    if (!exported.empty()) ctx.last_export = exported.back();
     collect_heatmap_textures();
 
     ++frame;
@@ -155,7 +158,7 @@ int run_viewer(const AppOptions& options) {
       write_framebuffer_png(fb_w, fb_h, options.out);
       const PlotStats& s = plot_stats();
       nlohmann::json line = {{"panel", options.screenshot}, {"plots", s.plots},     {"series", s.series},
-                             {"points", s.points},          {"cells", s.cells},     {"rows", s.rows},
+                             {"points", s.points},          {"cells", s.cells},     {"rows", s.rows},          {"exported", exported},
                              {"messages", ctx.notes},
                              {"out", options.out}};
       std::cout << line.dump() << std::endl;

@@ -23,6 +23,7 @@ struct AppOptions {
   int bench_frames = 240;
   std::string tables_dir;
   std::string export_dir = "viewer-exports";
+  bool export_plots = false;  // with --screenshot: also export every plot of the panel as its own PNG
   std::map<std::string, std::string> args;  // panel options (e.g. table=mohd_table2, metric=val/ppl)
 };
 

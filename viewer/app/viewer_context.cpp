@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/store/run_store.h"
 
@@ -89,6 +90,18 @@ const std::vector<MetricPoint>& ViewerContext::metric(std::int64_t run, const st
     note(e.what());
   }
   return metrics_[{run, key}] = std::move(points);
+}
+
+int ViewerContext::int_arg(const std::string& key, int fallback) {
+  auto it = args.find(key);
+  if (it == args.end()) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != 0) {
+    note("--arg " + key + "=" + it->second + " is not an integer; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return static_cast<int>(v);
 }
 
 void ViewerContext::note(const std::string& message) {

@@ -34,6 +34,8 @@ struct ViewerContext {
   const std::vector<std::string>& metric_keys(std::int64_t run);
   const std::vector<MetricPoint>& metric(std::int64_t run, const std::string& key);
 
+  // A headless option (--arg key=value) as an integer; fallback (and a note) when absent or not a number.
+  int int_arg(const std::string& key, int fallback);
   // A message shown in the status bar and reported by the headless mode; cleared each frame.
   void note(const std::string& message);
   std::vector<std::string> notes;

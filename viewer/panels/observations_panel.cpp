@@ -42,7 +42,7 @@ class ObservationsPanel : public Panel {
     }
     int layers = 0;
     for (const auto& t : f->taps) layers = std::max(layers, split_tap(t).first + 1);
-    if (layer_ < 0) layer_ = ctx.args.count("layer") ? std::stoi(ctx.args.at("layer")) : 0;
+    if (layer_ < 0) layer_ = ctx.int_arg("layer", 0);
     layer_ = std::clamp(layer_, 0, std::max(0, layers - 1));
     if (tap_.empty() && ctx.args.count("tap")) tap_ = ctx.args.at("tap");
     if (std::find(f->taps.begin(), f->taps.end(), tap_) == f->taps.end())

@@ -33,7 +33,11 @@ class RoutingPanel : public Panel {
     }
     int layers = 0;
     for (const auto& r : f->routers) layers = std::max(layers, r.layer + 1);
-    if (layer_ < 0) layer_ = ctx.args.count("layer") ? std::stoi(ctx.args.at("layer")) : 0;
+    if (layer_ < 0) {  // first frame: headless options
+      layer_ = ctx.int_arg("layer", 0);
+      heatmap_ = ctx.args.count("view") && ctx.args.at("view") == "heatmap";
+      value_ = ctx.args.count("value") && ctx.args.at("value") == "score" ? 1 : 0;
+    }
     layer_ = std::clamp(layer_, 0, std::max(0, layers - 1));
 
     ImGui::Text("Run %lld: %s  (%zu domains)", static_cast<long long>(ctx.focus), f->path.c_str(), f->domains.size());

@@ -90,6 +90,7 @@ class RunsPanel : public Panel {
     ImGui::SameLine();
     if (ImGui::SmallButton("clear selection")) ctx.selected.clear();
 
+    draw_sweeps(ctx);
     const auto config_keys = limited(RunCatalog::varying_config_keys(shown), 10);
     const auto results = split_list(result_columns_);
     draw_table(ctx, shown, config_keys, results);
@@ -181,6 +182,33 @@ class RunsPanel : public Panel {
           }
         }
         ImGui::PopID();
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  // Sweeps with their runs' status counts; a click filters the table to the sweep.
+  void draw_sweeps(ViewerContext& ctx) {
+    const auto& sweeps = ctx.catalog.sweeps();
+    if (sweeps.empty() || !ImGui::CollapsingHeader(("Sweeps (" + std::to_string(sweeps.size()) + ")").c_str())) return;
+    if (!ImGui::BeginTable("sweeps", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) return;
+    for (const char* h : {"id", "name", "finished", "running", "failed/killed", "pending"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const auto& sw : sweeps) {
+      int counts[4] = {0, 0, 0, 0};
+      for (const auto& r : ctx.catalog.runs()) {
+        if (r.run.sweep_id != sw.id) continue;
+        const RunStatus st = r.run.status;
+        ++counts[st == RunStatus::finished ? 0 : st == RunStatus::running ? 1 : st == RunStatus::pending ? 3 : 2];
+      }
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::Text("%lld", static_cast<long long>(sw.id));
+      ImGui::TableSetColumnIndex(1);
+      if (ImGui::Selectable(sw.name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) filter_text_ = "sweep=" + sw.name;
+      for (int c = 0; c < 4; ++c) {
+        ImGui::TableSetColumnIndex(2 + c);
+        ImGui::Text("%d", counts[c]);
       }
     }
     ImGui::EndTable();

@@ -175,7 +175,11 @@ void Plot::end() {
   // Header: the title on the first line, the y label on the second.
   const float line_h = ImGui::GetTextLineHeight() + 2;
   const float top = 4 + line_h * ((options_.title.empty() ? 0 : 1) + (options_.y_label.empty() ? 0 : 1)) + 4;
-  const ImVec2 pmin(outer_min.x + kLeft, outer_min.y + std::max(kTop, top));
+  // Left margin: numeric ticks fit in kLeft; category labels (heat-map rows) may need more.
+  float left = kLeft;
+  for (const auto& c : options_.y_categories)
+    left = std::max(left, std::min(150.0f, ImGui::CalcTextSize(c.substr(0, 16).c_str()).x + 14));
+  const ImVec2 pmin(outer_min.x + left, outer_min.y + std::max(kTop, top));
   const ImVec2 pmax(outer_max.x - kRight - (has_heat ? kColourBar : 0), outer_max.y - kBottom);
   ImGui::InvisibleButton("canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool hovered = ImGui::IsItemHovered();
@@ -238,7 +242,7 @@ void Plot::end() {
     if (y < pmin.y - 0.5f || y > pmax.y + 0.5f) continue;
     if (!has_heat) dl->AddLine(ImVec2(pmin.x, y), ImVec2(pmax.x, y), grid_col);
     dl->AddLine(ImVec2(pmin.x - 4, y), ImVec2(pmin.x, y), text_col);
-    std::string label = t.label.size() > 9 ? t.label.substr(0, 8) + "." : t.label;
+    std::string label = t.label.size() > 16 ? t.label.substr(0, 15) + "." : t.label;
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText(ImVec2(pmin.x - 6 - ts.x, y - ts.y / 2), text_col, label.c_str());
   }
@@ -396,6 +400,8 @@ void Plot::end() {
     if (ImGui::MenuItem("Export PNG")) request_png(outer_min, outer_max, export_path(options_.title.empty() ? id_ : options_.title));
     ImGui::EndPopup();
   }
+
+  if (export_every_plot()) request_png(outer_min, outer_max, export_path(options_.title.empty() ? id_ : options_.title));
 
   // Hover: crosshair and exact values.
   if (in_plot && !active) {

@@ -70,6 +70,13 @@ void write_framebuffer_png(int width, int height, const std::string& path) { wri
 
 void set_export_dir(const std::string& dir) { export_dir() = dir; }
 
+namespace {
+bool every_plot = false;
+}  // namespace
+
+void set_export_every_plot(bool on) { every_plot = on; }
+bool export_every_plot() { return every_plot; }
+
 std::string export_path(const std::string& name) {
   std::string clean;
   for (char c : name) clean += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';

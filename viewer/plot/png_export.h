@@ -19,5 +19,8 @@ void write_framebuffer_png(int width, int height, const std::string& path);
 // Where a plot export goes: <dir>/<sanitised name>-<n>.png, dir created when missing.
 std::string export_path(const std::string& name);
 void set_export_dir(const std::string& dir);
+// While on, every plot drawn requests its own export (the headless --export-plots option).
+void set_export_every_plot(bool on);
+bool export_every_plot();
 
 }  // namespace moxlab::viewer
