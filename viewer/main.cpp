@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_option("--screenshot", o.screenshot, "render PANEL headless, write --out and exit (panels: runs, curves, "
                                                 "observations, routing, tables)");
   app.add_option("--run", o.run, "select and focus this run")->check(CLI::NonNegativeNumber);
+  app.add_option("--select", o.select, "also select these runs (comma-separated ids)")->delimiter(',');
   app.add_option("--out", o.out, "PNG written by --screenshot")->capture_default_str();
   app.add_option("--size", size, "window size WxH (default 1400x900)");
   app.add_option("--frames", o.frames, "frames rendered before the screenshot")->check(CLI::Range(2, 1000))->capture_default_str();

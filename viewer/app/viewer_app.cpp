@@ -78,6 +78,7 @@ int run_viewer(const AppOptions& options) {
   ctx.tables_dir = options.tables_dir;
   ctx.args = options.args;
   set_export_dir(options.export_dir);
+  ctx.selected.insert(options.select.begin(), options.select.end());
   if (options.run > 0) {
     ctx.selected.insert(options.run);
     ctx.focus = options.run;

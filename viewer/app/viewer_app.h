@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace moxlab::viewer {
 
@@ -16,6 +17,7 @@ struct AppOptions {
   std::string db = "runs/runs.db";
   std::string screenshot;  // panel id; empty: interactive
   std::int64_t run = 0;    // run to select and focus (0: none)
+  std::vector<std::int64_t> select;  // further runs to select (Curves overlays them)
   std::string out = "screenshot.png";
   int width = 1400, height = 900;
   int frames = 8;          // frames rendered before the screenshot
