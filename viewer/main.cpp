@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "window size WxH (default 1400x900)");
   app.add_option("--frames", o.frames, "frames rendered before the screenshot")->check(CLI::Range(2, 1000))->capture_default_str();
   app.add_flag("--bench-fps", o.bench_fps, "render a 1e6-point series and a 4096x1024 heat map; print frame times");
-  app.add_option("--bench-frames", o.bench_frames, "frames of --bench-fps")->check(CLI::Range(20, 100000))->capture_default_str();
+  app.add_option("--bench-frames", o.bench_frames, "frames of each half of --bench-fps (empty baseline, then full)")->check(CLI::Range(20, 100000))->capture_default_str();
   app.add_option("--tables", o.tables_dir, "folder of table specs for the Tables panel")->capture_default_str();
   app.add_option("--export-dir", o.export_dir, "where plot exports go")->capture_default_str();
   app.add_flag("--export-plots", o.export_plots, "with --screenshot: also write every plot of the panel as its own PNG");

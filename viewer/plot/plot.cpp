@@ -56,6 +56,35 @@ struct Plot::View {
   std::set<std::string> hidden;
 };
 
+namespace {
+
+// Downsampling a 1e6-point series costs milliseconds; while the view and the data stay the same the
+// result is reused. The key holds the data's address and size and a few of its values, so a vector
+// refilled in place with other numbers is noticed.
+const XY& downsampled_cached(const double* x, const double* y, std::size_t n, double x0, double x1, int buckets) {
+  static std::map<std::string, XY> cache;
+  char key[256];
+  std::snprintf(key, sizeof key, "%p:%p:%zu:%.17g:%.17g:%d:%.17g:%.17g:%.17g:%.17g", static_cast<const void*>(x),
+                static_cast<const void*>(y), n, x0, x1, buckets, n ? x[0] : 0.0, n ? x[n - 1] : 0.0, n ? y[n / 2] : 0.0,
+                n ? y[n - 1] : 0.0);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 256) cache.clear();
+  return cache[key] = downsample_minmax(x, y, n, x0, x1, buckets);
+}
+
+}  // namespace
+
+const XY& Plot::downsampled(const Series& s, double x0, double x1, int buckets) const {
+  // Short series are cheap to redo and are often temporaries whose addresses get reused.
+  if (s.n < 20000) {
+    static XY scratch;
+    scratch = downsample_minmax(s.x, s.y, s.n, x0, x1, buckets);
+    return scratch;
+  }
+  return downsampled_cached(s.x, s.y, s.n, x0, x1, buckets);
+}
+
 Plot::Plot(const char* id, PlotOptions options) : id_(id), options_(std::move(options)) {}
 
 Plot::~Plot() {
@@ -303,7 +332,7 @@ void Plot::end() {
       continue;
     }
     // Lines: min/max-downsampled to the pixel columns of the visible range.
-    const XY d = downsample_minmax(s.x, s.y, s.n, v.x0, v.x1, buckets);
+    const XY& d = downsampled(s, v.x0, v.x1, buckets);
     std::vector<ImVec2> pts;
     pts.reserve(d.x.size());
     auto flush = [&]() {

@@ -21,6 +21,7 @@
 #include <imgui.h>
 
 #include "viewer/model/colormap.h"
+#include "viewer/model/downsample.h"
 
 namespace moxlab::viewer {
 
@@ -69,6 +70,7 @@ class Plot {
   struct Series;
   struct View;
   void fit(View& view) const;
+  const XY& downsampled(const Series& s, double x0, double x1, int buckets) const;
   std::string id_;
   PlotOptions options_;
   std::vector<Series> series_;
