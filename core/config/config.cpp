@@ -1,5 +1,6 @@
 #include "core/config/config.h"
 
+#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -40,7 +41,8 @@ Schema bind(Config& c) {
   s.add("model.qkv_bias", m.qkv_bias, "bias on Q/K/V projections (Qwen2 style)");
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
-  s.add("model.attention", m.attention, {"dense", "mohd"}, "attention kind (mohd: MoHD sub-dimension routing)");
+  s.add("model.attention", m.attention, {"dense", "mohd", "moh"},
+        "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts)");
   s.add("model.ffn", m.ffn, {"dense", "mohd"}, "FFN kind (mohd: MoHD sub-dimension routing)");
   for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
     const std::string k = std::string("mohd.") + part + ".";
@@ -51,6 +53,17 @@ Schema bind(Config& c) {
     s.add(k + "scaling", mo->scaling, "MoHD: activation scaling alpha = N * sum of active gates");
     s.add(k + "balance_beta", mo->balance_beta, 0, 1e3, "MoHD: weight beta of the sub-dimension balance loss (Eq. 13)");
   }
+
+  auto& h = m.moh;
+  s.add("moh.shared", h.shared, 0, 1024, "MoH: always-active shared heads h_s (0: w/o shared heads)");
+  s.add("moh.active", h.active, 1, 1024, "MoH: heads per token, shared included (top-K = active - shared routed heads)");
+  s.add("moh.layer_active", h.layer_active, "MoH: per-layer head budgets, one integer per layer (empty: moh.active)");
+  s.add("moh.two_stage", h.two_stage, "MoH: two-stage routing weights alpha (Eq. 6); false: alpha1 = alpha2 = 1");
+  s.add("moh.router", h.router, {"learned", "query_norm"},
+        "MoH: learned router (Eq. 5-6) or the parameter-free query L2-norm router for continue-tuning (Sec. 4.4)");
+  s.add("moh.quantised", h.quantised, "MoH: binary gates with a straight-through estimator (Eq. 9-10; always for query_norm)");
+  s.add("moh.gate_form", h.gate_form, {"paper", "code"}, "MoH: gate and loss scaling as in the paper or the official code");
+  s.add("moh.balance_beta", h.balance_beta, 0, 1e3, "MoH: weight beta of the head load-balance loss (Eq. 8)");
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -209,6 +222,23 @@ void validate(const Config& c) {
     require(mo->shared <= mo->active, k + "shared must not exceed " + k + "active");
     require(mo->fusion_groups == 0 || m.dim % mo->fusion_groups == 0,
             "model.dim must be divisible by " + k + "fusion_groups (" + std::to_string(mo->fusion_groups) + ")");
+  }
+  if (m.attention == "moh") {
+    const auto& h = m.moh;
+    require(h.shared <= m.n_heads, "moh.shared (" + std::to_string(h.shared) + ") exceeds model.n_heads");
+    require(h.layer_active.empty() || static_cast<int>(h.layer_active.size()) == m.n_layers,
+            "moh.layer_active needs one entry per layer (" + std::to_string(m.n_layers) + "), got " +
+                std::to_string(h.layer_active.size()));
+    std::vector<std::string> budgets = h.layer_active;
+    if (budgets.empty()) budgets.push_back(std::to_string(h.active));
+    for (const auto& b : budgets) {
+      char* end = nullptr;
+      const long v = std::strtol(b.c_str(), &end, 10);
+      require(!b.empty() && *end == 0, "moh.layer_active entries must be integers, got '" + b + "'");
+      require(v >= h.shared && v <= m.n_heads && v >= 1, "MoH head budget " + b + " must be between moh.shared (" +
+                                                             std::to_string(h.shared) + ") and model.n_heads (" +
+                                                             std::to_string(m.n_heads) + ")");
+    }
   }
   require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/moh/moh_attention.h"
 #include "core/model/mohd/mohd_components.h"
 
 namespace moxlab {
@@ -31,8 +32,8 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
   return torch::matmul(torch::softmax(scores, -1), v);
 }
 
-torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
-                                      const BlockTapNames& taps) {
+torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
+                                           const BlockTapNames& taps, torch::Tensor* q_pre_rope) {
   const auto B = x.size(0), T = x.size(1);
   ctx.tap(taps.attn_in, x);
   auto q = wq(x).view({B, T, n_heads_, head_dim_});
@@ -41,6 +42,7 @@ torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, 
   ctx.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
   ctx.tap(taps.attn_k, k);
   ctx.tap(taps.attn_v, v);
+  if (q_pre_rope) *q_pre_rope = q;
   q = rope.apply(q);
   k = rope.apply(k);
   const int group = n_heads_ / n_kv_heads_;
@@ -49,16 +51,26 @@ torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, 
     v = v.repeat_interleave(group, 2);
   }
   auto out = causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2));  // [B, H, T, hd]
-  auto mixed = out.transpose(1, 2).reshape({B, T, n_heads_ * head_dim_});
+  return out.transpose(1, 2);                                                             // [B, T, H, hd]
+}
+
+torch::Tensor DenseAttention::project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps) {
+  auto mixed = heads.reshape({heads.size(0), heads.size(1), n_heads_ * head_dim_});
   ctx.tap(taps.attn_ctx, mixed);
   auto y = wo(mixed);
   ctx.tap(taps.attn_out, y);
   return y;
 }
 
-std::shared_ptr<Attention> make_attention(const ModelOptions& o, int /*layer*/) {
+torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
+                                      const BlockTapNames& taps) {
+  return project(head_outputs(x, rope, ctx, taps), ctx, taps);
+}
+
+std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer) {
   if (o.attention == "dense") return std::make_shared<DenseAttention>(o);
   if (o.attention == "mohd") return std::make_shared<MohdAttention>(o);
+  if (o.attention == "moh") return std::make_shared<MohAttention>(o, layer);
   throw Error("unknown model.attention kind '" + o.attention + "'");
 }
 

@@ -29,10 +29,16 @@ class DenseAttention : public Attention {
   explicit DenseAttention(const ModelOptions& o);
   torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
                         const BlockTapNames& taps) override;
+  // The two halves of forward, for kinds that act between them (MoH weights the heads):
+  // per-head outputs [B, T, H, head_dim] (taps attn.in, q, k, v; q_pre_rope receives the queries
+  // [B, T, H, head_dim] before RoPE), then the output projection of the concatenated heads (taps attn.ctx, out).
+  torch::Tensor head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
+                             torch::Tensor* q_pre_rope = nullptr);
+  torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
 
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
 
- private:
+ protected:
   int n_heads_, n_kv_heads_, head_dim_;
 };
 

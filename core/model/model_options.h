@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "core/model/moh/moh_options.h"
 #include "core/model/mohd/mohd_options.h"
 
 namespace moxlab {
@@ -25,6 +26,7 @@ struct ModelOptions {
   std::string ffn = "dense";        // pluggable FFN kind
   MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)
   MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
+  MohOptions moh;                   // used when attention = "moh" (keys moh.*)
 
   int head_dim_override = 0;  // model.head_dim; 0: dim / n_heads. MoHD expansion widens dim at a fixed
                               // attention width n_heads * head_dim (constant activated parameters).

@@ -69,8 +69,9 @@ void Transformer::init_weights(std::uint64_t seed) {
     const std::string& name = item.key();
     auto& p = item.value();
     if (name.find("norm") != std::string::npos) p.fill_(1.0);
-    else if (name.find(".monarch.") != std::string::npos) {
-      // MoHD group fusion blocks [blocks, out, in]: like a linear layer of the block's fan-in (NOTES.md).
+    else if (name.find(".monarch.") != std::string::npos || name.find(".head_router.") != std::string::npos) {
+      // Default linear initialisation U(+-1/sqrt(fan_in)) (NOTES.md): MoHD group fusion blocks
+      // [blocks, out, in] like a linear layer of the block's fan-in; MoH routers as in the official code.
       const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(-1)));
       p.uniform_(-bound, bound);
     }

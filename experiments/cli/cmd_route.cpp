@@ -68,7 +68,7 @@ void register_route(CLI::App& app) {
       const std::int64_t sweep = resolve_sweep(parse_sweep_ref(a->sweep), store);
       int members = 0;
       for (const auto& m : store.sweep_members(sweep))
-        if (m.status == "finished" && m.run_id && is_mohd_config(store.get_run(*m.run_id).config_json)) {
+        if (m.status == "finished" && m.run_id && is_routed_config(store.get_run(*m.run_id).config_json)) {
           ++members;
           if (!a->redo && !store.artifacts(*m.run_id, "routing").empty()) {
             std::cout << "run " << *m.run_id << ": has routing results (--redo to recompute)\n";

@@ -11,9 +11,13 @@
 
 namespace moxlab {
 
-bool is_mohd_config(const std::string& config_json) {
+bool has_routers(const std::string& attention, const std::string& ffn) {
+  return attention == "mohd" || attention == "moh" || ffn == "mohd";
+}
+
+bool is_routed_config(const std::string& config_json) {
   const auto cfg = nlohmann::json::parse(config_json, nullptr, false);
-  return cfg.is_object() && (cfg.value("model.attention", "") == "mohd" || cfg.value("model.ffn", "") == "mohd");
+  return cfg.is_object() && has_routers(cfg.value("model.attention", ""), cfg.value("model.ffn", ""));
 }
 
 RoutingReport route_capture(const std::string& capture, const std::string& store,
@@ -28,8 +32,8 @@ RoutingReport route_capture(const std::string& capture, const std::string& store
 
 RoutingReport route_stored_run(const std::string& store, std::int64_t run_id, std::int64_t tokens_per_domain,
                                const std::function<void(const std::string&)>& log) {
-  require(is_mohd_config(RunStore(store).get_run(run_id).config_json),
-          "run " + std::to_string(run_id) + " is not a MoHD model");
+  require(is_routed_config(RunStore(store).get_run(run_id).config_json),
+          "run " + std::to_string(run_id) + " has no routers (not a MoHD or MoH model)");
   CaptureOptions opt;
   opt.taps = "blocks.*.router.probs,blocks.*.router.topk";
   opt.tokens_per_domain = tokens_per_domain;

@@ -1,4 +1,4 @@
-// MoHD Fig. 11 as a library call shared by `moxlab route` and sweep evaluation: per-domain router
+// MoHD Fig. 11 (and MoH head load) as a library call shared by `moxlab route` and sweep evaluation: per-domain router
 // statistics (core/observe/router_domains.h) of a capture, or of a stored run whose router taps are
 // captured first, recorded on the run (results + a "routing" artifact).
 #pragma once
@@ -10,8 +10,11 @@
 
 namespace moxlab {
 
-// True when a run's config JSON uses MoHD attention or FFN.
-bool is_mohd_config(const std::string& config_json);
+// True when a model of these kinds has routers whose per-domain statistics `route` computes: MoHD
+// attention or FFN (Fig. 11), MoH attention (head load, MoH Fig. 3).
+bool has_routers(const std::string& attention, const std::string& ffn);
+// The same for a run's config JSON.
+bool is_routed_config(const std::string& config_json);
 
 // Observes the capture into <capture stem>.routing.h5 and records the results on its run in `store`
 // (a note goes to log when that is not possible).

@@ -157,8 +157,8 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       e.threads = opts.threads;
       e.log = log;
       run_evaluation(e);
-      if (ev.routing_tokens_per_domain > 0 && (cfg.model.attention == "mohd" || cfg.model.ffn == "mohd"))
-        route_stored_run(store_path, run_id, ev.routing_tokens_per_domain, log);  // MoHD Fig. 11
+      if (ev.routing_tokens_per_domain > 0 && has_routers(cfg.model.attention, cfg.model.ffn))
+        route_stored_run(store_path, run_id, ev.routing_tokens_per_domain, log);  // MoHD Fig. 11, MoH head load
     }
     finish("finished", "");
     log(name + " finished (run " + std::to_string(run_id) + ")");

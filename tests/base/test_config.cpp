@@ -94,3 +94,21 @@ TEST_CASE("model.head_dim decouples the attention width from model.dim; run.vari
   CHECK(error_of([] { load_config("", {"model.dim=100", "model.n_heads=6"}); }).find("divisible by model.n_heads") !=
         std::string::npos);
 }
+
+TEST_CASE("MoH options load from [moh] and head budgets are checked against the model", "[config][moh]") {
+  auto p = write_toml("moh.toml", "[model]\ndim = 64\nn_heads = 8\nn_kv_heads = 4\nn_layers = 2\nattention = \"moh\"\n"
+                                  "[moh]\nshared = 2\nactive = 6\nlayer_active = [\"4\", \"6\"]\nrouter = \"query_norm\"\n");
+  const Config c = load_config(p);
+  CHECK(c.model.moh.shared == 2);
+  CHECK(c.model.moh.active_heads(0) == 4);
+  CHECK(c.model.moh.active_heads(1) == 6);
+  CHECK(c.model.moh.router == "query_norm");
+  CHECK(c.model.moh.two_stage);
+  CHECK(c.model.moh.gate_form == "paper");
+  CHECK(c.model.moh.balance_beta == 0.01);
+  CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=4"}); }), Catch::Contains("one entry per layer (2), got 1"));
+  CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=1,6"}); }), Catch::Contains("MoH head budget 1 must be between moh.shared (2)"));
+  CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=4,x"}); }), Catch::Contains("must be integers, got 'x'"));
+  CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=", "moh.active=9"}); }), Catch::Contains("between moh.shared (2) and model.n_heads (8)"));
+  CHECK_THAT(error_of([&] { load_config(p, {"moh.router=norm"}); }), Catch::Contains("moh.router"));
+}
