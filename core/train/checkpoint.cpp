@@ -14,6 +14,13 @@ std::string first_line(const std::string& s) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
+// "[4, 16]"
+std::string shape_text(const torch::Tensor& t) {
+  std::string out = "[";
+  for (std::int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + std::to_string(t.size(i));
+  return out + "]";
+}
+
 void write_meta(torch::serialize::OutputArchive& ar, const CheckpointMeta& m) {
   ar.write("moxlab.format_version", c10::IValue(kFormatVersion));
   ar.write("moxlab.config_json", c10::IValue(m.config_json));
@@ -93,6 +100,26 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
     throw Error("corrupt checkpoint " + path + ": " + first_line(e.what_without_backtrace()));
   }
   return out;
+}
+
+InitFromReport init_from_checkpoint(Transformer& model, const std::string& path) {
+  const LoadedCheckpoint src = load_checkpoint(path);
+  auto dst_params = model.named_parameters(true);
+  auto dst_buffers = model.named_buffers(true);
+  InitFromReport rep;
+  torch::NoGradGuard ng;
+  auto copy = [&](const std::string& name, const torch::Tensor& from, torch::OrderedDict<std::string, torch::Tensor>& to) {
+    torch::Tensor* t = to.find(name);
+    require(t != nullptr, "train.init_from " + path + ": the model has no tensor '" + name + "' (different architecture?)");
+    require(t->sizes() == from.sizes(), "train.init_from " + path + ": '" + name + "' has shape " + shape_text(from) +
+                                            " there but " + shape_text(*t) + " here (different vocabulary or width?)");
+    t->copy_(from);
+    ++rep.copied;
+  };
+  for (const auto& p : src.model->named_parameters(true)) copy(p.key(), p.value(), dst_params);
+  for (const auto& b : src.model->named_buffers(true)) copy(b.key(), b.value(), dst_buffers);
+  rep.kept = static_cast<int>(dst_params.size() + dst_buffers.size()) - rep.copied;
+  return rep;
 }
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {

@@ -36,6 +36,15 @@ struct LoadedCheckpoint {
 // Builds the model from the stored config and loads its weights (CPU).
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
+// Continue-tuning (MoH section 4.4): copies every parameter and buffer of the checkpoint's model into
+// `model` by name. Each must exist in `model` with the same shape (else an Error naming it, e.g. a
+// different vocabulary or width); parameters only `model` has (new routers) keep their values.
+// Returns how many tensors were copied and how many kept.
+struct InitFromReport {
+  int copied = 0, kept = 0;
+};
+InitFromReport init_from_checkpoint(Transformer& model, const std::string& path);
+
 // Restores the optimiser state saved with a training checkpoint (the optimiser must have been built
 // over the loaded model's parameters, in the same order).
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);

@@ -83,6 +83,11 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     ShardTokenSource train(data.shards_dir, Split::Train), val(data.shards_dir, Split::Val);
     auto model = std::make_shared<Transformer>(cfg.model);
     model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
+    if (!cfg.train.init_from.empty() && resume_from.empty()) {
+      const InitFromReport r = init_from_checkpoint(*model, cfg.train.init_from);
+      log("init from " + cfg.train.init_from + ": " + std::to_string(r.copied) + " tensors copied, " +
+          std::to_string(r.kept) + " new ones keep their init");
+    }
     model->to(device);
     const ParamCount params = count_parameters(*model);
     record_param_counts(out.run_id, cfg.run.store, params);

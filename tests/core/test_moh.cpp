@@ -5,11 +5,15 @@
 // when every head is active, loading a dense checkpoint as is, training with the loss reported.
 #include "tests/core/torch_catch.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 
 #include "core/model/moh/head_router.h"
 #include "core/model/moh/moh_attention.h"
 #include "core/model/transformer.h"
+#include "core/train/checkpoint.h"
 
 using namespace moxlab;
 
@@ -211,4 +215,33 @@ TEST_CASE("A MoH model trains: gradients reach the routers, the balance loss is 
     CHECK(p.value().grad().abs().sum().item<float>() > 0.0f);
   }
   CHECK(routers == 6);  // W_s, W_r, W_h in each of 2 layers
+}
+
+TEST_CASE("Continue-tuning: a dense checkpoint initialises a MoH model, routers keep their init", "[moh][checkpoint]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("moxlab_moh_init_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  Config dc;
+  dc.model = tiny("dense");
+  dc.train.seq_len = 16;
+  auto dense = std::make_shared<Transformer>(dc.model);
+  dense->init_weights(5);
+  CheckpointMeta meta;
+  meta.config_json = dc.to_json();
+  save_checkpoint(dir + "/dense.pt", *dense, nullptr, meta);
+
+  ModelOptions mo = tiny("moh");
+  mo.moh = moh(2, 3);  // learned router: 3 new matrices per layer
+  Transformer m(mo);
+  m.init_weights(9);
+  const InitFromReport r = init_from_checkpoint(m, dir + "/dense.pt");
+  CHECK(r.kept == 6);
+  CHECK(r.copied == static_cast<int>(dense->named_parameters().size() + dense->named_buffers().size()));
+  CHECK(torch::equal(m.named_parameters()["blocks.1.attn.wq.weight"], dense->named_parameters()["blocks.1.attn.wq.weight"]));
+
+  ModelOptions wide = tiny("moh");
+  wide.dim = 32;
+  wide.moh = moh(2, 3);
+  Transformer w(wide);
+  CHECK_THROWS_WITH(init_from_checkpoint(w, dir + "/dense.pt"), Catch::Contains("has shape [32, 16] there but [32, 32] here"));
+  std::filesystem::remove_all(dir);
 }
