@@ -1,5 +1,7 @@
 #include "core/io/hf_checkpoint.h"
 
+#include <typeinfo>
+
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -28,8 +30,9 @@ struct Parts {
 
 Parts layer_parts(const Transformer& model, int l, const std::string& what) {
   auto* b = model.blocks->ptr<BlockImpl>(l).get();
-  auto* attn = dynamic_cast<DenseAttention*>(b->attn.get());
-  auto* ffn = dynamic_cast<SwiGLU*>(b->ffn.get());
+  // Exact types: MoH attention derives from DenseAttention but computes something else (gated heads).
+  auto* attn = typeid(*b->attn) == typeid(DenseAttention) ? static_cast<DenseAttention*>(b->attn.get()) : nullptr;
+  auto* ffn = typeid(*b->ffn) == typeid(SwiGLU) ? static_cast<SwiGLU*>(b->ffn.get()) : nullptr;
   require(attn && ffn, what + ": only dense attention and SwiGLU FFN map to the HF LLaMA layout");
   return {b, attn, ffn};
 }

@@ -104,6 +104,15 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
 
 InitFromReport init_from_checkpoint(Transformer& model, const std::string& path) {
   const LoadedCheckpoint src = load_checkpoint(path);
+  const ModelOptions &a = src.config.model, &b = model.options();
+  auto same = [&](bool equal, const std::string& what) {
+    require(equal, "train.init_from " + path + ": " + what + " differs from this model's");
+  };
+  same(a.n_heads == b.n_heads, "model.n_heads");
+  same(a.n_kv_heads == b.n_kv_heads, "model.n_kv_heads");
+  same(a.head_dim() == b.head_dim(), "the head width");
+  same(a.rope_theta == b.rope_theta, "model.rope_theta");
+  same(a.norm_eps == b.norm_eps, "model.norm_eps");
   auto dst_params = model.named_parameters(true);
   auto dst_buffers = model.named_buffers(true);
   InitFromReport rep;
@@ -119,6 +128,7 @@ InitFromReport init_from_checkpoint(Transformer& model, const std::string& path)
   for (const auto& p : src.model->named_parameters(true)) copy(p.key(), p.value(), dst_params);
   for (const auto& b : src.model->named_buffers(true)) copy(b.key(), b.value(), dst_buffers);
   rep.kept = static_cast<int>(dst_params.size() + dst_buffers.size()) - rep.copied;
+  rep.tokenizer_spec = src.meta.tokenizer_spec;
   return rep;
 }
 

@@ -38,10 +38,13 @@ LoadedCheckpoint load_checkpoint(const std::string& path);
 
 // Continue-tuning (MoH section 4.4): copies every parameter and buffer of the checkpoint's model into
 // `model` by name. Each must exist in `model` with the same shape (else an Error naming it, e.g. a
-// different vocabulary or width); parameters only `model` has (new routers) keep their values.
-// Returns how many tensors were copied and how many kept.
+// different vocabulary or width), and the attention geometry that shapes do not show (heads, KV heads,
+// head width, RoPE base, norm epsilon) must agree; parameters only `model` has (new routers) keep
+// their values. Returns how many tensors were copied and kept, and the checkpoint's tokenizer spec
+// (the caller checks it is the one its data uses).
 struct InitFromReport {
   int copied = 0, kept = 0;
+  std::string tokenizer_spec;
 };
 InitFromReport init_from_checkpoint(Transformer& model, const std::string& path);
 

@@ -85,6 +85,9 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
     if (!cfg.train.init_from.empty() && resume_from.empty()) {
       const InitFromReport r = init_from_checkpoint(*model, cfg.train.init_from);
+      require(r.tokenizer_spec.empty() || r.tokenizer_spec == data.tokenizer_spec,
+              "train.init_from " + cfg.train.init_from + " was trained with tokenizer " + r.tokenizer_spec +
+                  " but this run's data uses " + data.tokenizer_spec + " (set data.tokenizer to the same)");
       log("init from " + cfg.train.init_from + ": " + std::to_string(r.copied) + " tensors copied, " +
           std::to_string(r.kept) + " new ones keep their init");
     }

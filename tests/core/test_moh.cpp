@@ -66,6 +66,22 @@ TEST_CASE("MoH learned router: alpha1 Softmax(W_s x) shared, alpha2 Softmax(W_r 
   const double gc[4] = {2 * A1, 2 * A2 * 2 * P[0] / kept, 2 * A2 * 2 * P[1] / kept, 0.0};
   for (int i = 0; i < 4; ++i) CHECK(code.gates[0][i].item<float>() == Approx(gc[i]).epsilon(1e-5));
 
+  // Quantised learned router: forward gates are the 0/1 selection, the gradient that of the real gates.
+  MohOptions q = moh(1, 3);
+  q.quantised = true;
+  auto x = torch::tensor({{1.0f, 2.0f}});
+  auto hq = hand_router(q);
+  auto rq = hq->forward(x, torch::Tensor());
+  for (int i = 0; i < 4; ++i) CHECK(rq.gates[0][i].item<float>() == (i < 3 ? 1.0f : 0.0f));
+  (rq.gates * torch::tensor({{0.5f, 1.0f, -2.0f, 3.0f}})).sum().backward();
+  auto hr = hand_router(moh(1, 3));
+  auto real = hr->forward(x, torch::Tensor());
+  // Eq. 10 with the unmasked real score: alpha2 * Softmax(W_r x) on every routed head.
+  auto real_gates = torch::cat({real.gates.narrow(-1, 0, 1), real.routed_probs * (real.gates[0][1] / real.routed_probs[0][0])}, -1);
+  (real_gates * torch::tensor({{0.5f, 1.0f, -2.0f, 3.0f}})).sum().backward();
+  CHECK(torch::allclose(hq->w_routed->weight.grad(), hr->w_routed->weight.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(hq->w_stage->weight.grad(), hr->w_stage->weight.grad(), 1e-5, 1e-6));
+
   // No shared heads: all four heads routed, no stage weights.
   MohOptions none = moh(0, 2);
   HeadRouter r0(2, 4, 2, none);
@@ -171,6 +187,17 @@ TEST_CASE("MoH attention: a dense checkpoint loads as is; all heads active equal
   ForwardContext c1, c2;
   CHECK(torch::allclose(dense.forward(tokens, c1), mo.forward(tokens, c2), 1e-5, 1e-6));
 
+  // Routed heads that are all chosen (1 shared + top-3 of 3): binary gates 1 again, equal to dense.
+  m.moh = moh(1, 4, "query_norm");
+  Transformer all(m);
+  {
+    torch::NoGradGuard ng;
+    auto ap = all.named_parameters();
+    for (const auto& p : dp) ap[p.key()].copy_(p.value());
+  }
+  ForwardContext c4;
+  CHECK(torch::allclose(dense.forward(tokens, c1), all.forward(tokens, c4), 1e-5, 1e-6));
+
   // 75% of heads (1 shared + top-2 of 3) changes the output but keeps the parameters.
   m.moh = moh(1, 3, "query_norm");
   Transformer part(m);
@@ -238,8 +265,17 @@ TEST_CASE("Continue-tuning: a dense checkpoint initialises a MoH model, routers 
   CHECK(r.copied == static_cast<int>(dense->named_parameters().size() + dense->named_buffers().size()));
   CHECK(torch::equal(m.named_parameters()["blocks.1.attn.wq.weight"], dense->named_parameters()["blocks.1.attn.wq.weight"]));
 
+  ModelOptions heads = tiny("moh");
+  heads.n_heads = 2;
+  heads.n_kv_heads = 1;
+  heads.head_dim_override = 8;
+  heads.moh = moh(1, 2);
+  Transformer h(heads);
+  CHECK_THROWS_WITH(init_from_checkpoint(h, dir + "/dense.pt"), Catch::Contains("model.n_heads differs"));
+
   ModelOptions wide = tiny("moh");
   wide.dim = 32;
+  wide.head_dim_override = 4;  // same head geometry, wider model
   wide.moh = moh(2, 3);
   Transformer w(wide);
   CHECK_THROWS_WITH(init_from_checkpoint(w, dir + "/dense.pt"), Catch::Contains("has shape [32, 16] there but [32, 32] here"));

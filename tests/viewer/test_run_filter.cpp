@@ -41,6 +41,12 @@ TEST_CASE("run filter: comparisons, words, and / or", "[viewer][filter]") {
   CHECK(match("mohd", f, "mohd_tiny.3 train MOHD_x2"));
   CHECK_FALSE(match("dense", f, "mohd_tiny.3 train"));
   CHECK(match("run.variant=\"mohd_x2\" and status=finished", f));
+  // A diverged run (NaN result) neither equals nor orders with a number.
+  const std::map<std::string, std::string> nan = {{"ppl/val/all", "nan"}};
+  CHECK_FALSE(match("ppl/val/all<=300", nan));
+  CHECK_FALSE(match("ppl/val/all>=300", nan));
+  CHECK_FALSE(match("ppl/val/all=300", nan));
+  CHECK(match("ppl/val/all!=300", nan));
 }
 
 TEST_CASE("run filter: syntax errors are one-line Errors", "[viewer][filter]") {
@@ -91,6 +97,7 @@ TEST_CASE("run catalog: snapshot of a store, fields, varying keys, refresh", "[v
   CHECK_FALSE(RunCatalog::field(*ra, "nope"));
   CHECK(RunCatalog::varying_config_keys({ra, cat.find(b)}) == std::vector<std::string>{"run.variant", "model.dim"});
 
+  cat.refresh();               // at most one extra read: our own close may checkpoint the WAL
   CHECK_FALSE(cat.refresh());  // nothing changed on disk
   cat.set_tags(b, {"best"});
   CHECK(cat.find(b)->run.tags == std::vector<std::string>{"best"});
@@ -98,4 +105,16 @@ TEST_CASE("run catalog: snapshot of a store, fields, varying keys, refresh", "[v
   RunStore(db).put_result(b, "ppl/val/all", 309.6);
   CHECK(cat.refresh());  // b is not finished: its results are re-read
   CHECK(cat.find(b)->results.at("ppl/val/all") == Approx(309.6));
+  // Evaluation adds results to a run after it finished: a recently finished run is re-read...
+  RunStore(db).put_result(a, "ppl/wikitext2", 806.5);
+  CHECK(cat.refresh());
+  CHECK(cat.find(a)->results.count("ppl/wikitext2") == 1);
+  // ...one that finished long ago is reused until a forced reload.
+  RunStore(db).set_finished(a, unix_now() - 2 * RunCatalog::kResultsSettleSeconds);
+  CHECK(cat.refresh());
+  RunStore(db).put_result(a, "piqa/acc", 0.47);
+  CHECK(cat.refresh());
+  CHECK(cat.find(a)->results.count("piqa/acc") == 0);
+  CHECK(cat.refresh(true));
+  CHECK(cat.find(a)->results.count("piqa/acc") == 1);
 }

@@ -44,6 +44,7 @@ ObservationFile read_observation_file(const std::string& path) {
     if (r.has_dataset("/shared/" + tap + "/counts")) {
       c.shared_counts = r.read<double>("/shared/" + tap + "/counts");
       c.shared_chance = r.read<double>("/shared/" + tap + "/chance");
+      require(c.shared_chance.size() == c.shared_counts.size(), path + ": /shared/" + tap + " counts and chance differ in size");
     }
     const std::string g = "/pattern5/" + tap;
     if (r.has_dataset(g + "/magnitude")) {
@@ -51,6 +52,10 @@ ObservationFile read_observation_file(const std::string& path) {
       c.pattern_order = r.read<std::int32_t>(g + "/order");
       c.pattern_bits = r.read<std::int32_t>(g + "/pattern");
       if (r.has_attr(g, "example_row")) c.example_row = r.attr_int(g, "example_row");
+      const auto d = static_cast<std::size_t>(c.dims);
+      bool ok = c.pattern_magnitude.size() == 5 * d && c.pattern_order.size() == d && c.pattern_bits.size() == d;
+      for (auto j : c.pattern_order) ok = ok && j >= 0 && static_cast<std::size_t>(j) < d;
+      require(ok, path + ": " + g + " does not match the tap's " + std::to_string(d) + " dimensions");
     }
     f.curves.push_back(std::move(c));
   }
@@ -107,7 +112,8 @@ RoutingFile read_routing_file(const std::string& path) {
     t.selected = r.read<double>(g + "/selected");
     t.score = r.read<double>(g + "/score");
     t.tokens = r.read<std::int64_t>(g + "/tokens");
-    require(d > 0 && t.selected.size() % d == 0 && t.score.size() == t.selected.size() && t.tokens.size() == d,
+    require(d > 0 && !t.selected.empty() && t.selected.size() % d == 0 && t.score.size() == t.selected.size() &&
+                t.tokens.size() == d,
             path + ": " + g + " does not match /domain_names");
     t.sub_dims = static_cast<int>(t.selected.size() / d);
     t.domains = f.domains;

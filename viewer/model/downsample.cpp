@@ -28,6 +28,10 @@ XY downsample_minmax(const double* x, const double* y, std::size_t n, double x_l
   const double width = (x_hi - x_lo) / buckets;
   std::size_t i = begin;
   while (i < end) {
+    if (std::isnan(x[i])) {  // not ascending: skip rather than loop forever
+      ++i;
+      continue;
+    }
     // The bucket of point i; points left or right of the range form their own buckets.
     const double b = width > 0 ? std::floor((x[i] - x_lo) / width) : 0;
     std::size_t first = end, last = end, lo = end, hi = end;

@@ -55,11 +55,12 @@ std::string RunCatalog::disk_stamp() const {
 }
 
 bool RunCatalog::refresh(bool force) {
-  if (!force && disk_stamp() == disk_stamp_ && error_.empty()) return false;
+  const std::string stamp = disk_stamp();
+  if (!force && stamp == disk_stamp_ && error_.empty()) return false;
+  // Stamped before reading, so a commit that lands during the read is seen next time. (Closing the
+  // last connection may checkpoint and remove the WAL file: that costs one extra, cheap re-read.)
+  disk_stamp_ = stamp;
   read(force);
-  // Stamped after reading: closing the last connection checkpoints and removes the WAL file, which
-  // is a change on disk that is not a change of content.
-  disk_stamp_ = disk_stamp();
   return true;
 }
 
@@ -69,25 +70,42 @@ void RunCatalog::read(bool force) {
     RunStoreOptions options;
     options.read_only = true;
     RunStore store(path_, options);
-    std::map<std::int64_t, RunRow> old;
-    for (auto& row : runs_) old.emplace(row.run.id, std::move(row));
-    sweeps_ = store.list_sweeps();
-    std::map<std::int64_t, std::string> sweep_names;
-    for (const auto& s : sweeps_) sweep_names[s.id] = s.name;
-
-    std::vector<RunRow> rows;
-    for (auto& run : store.list_runs()) {
-      RunRow row;
+    // Phase 1, everything that can throw: read from the store without touching the snapshot.
+    auto sweeps = store.list_sweeps();
+    auto runs = store.list_runs();
+    const double now = unix_now();
+    std::map<std::int64_t, const RunRow*> old;
+    for (const auto& row : runs_) old.emplace(row.run.id, &row);
+    std::map<std::int64_t, std::map<std::string, double>> fresh;  // results re-read, by run
+    for (const auto& run : runs) {
       auto prev = old.find(run.id);
-      const bool reuse = !force && prev != old.end() && same_state(prev->second.run, run) && is_terminal(run.status);
-      if (reuse) {
-        row = std::move(prev->second);
+      // A finished run's results are reused unless its record changed, or it finished recently:
+      // evaluation and routing add results to a run after it is marked finished (sweep members, moxlab
+      // eval), so results of runs finished in the last kResultsSettle seconds are re-read.
+      const bool recent = run.finished_at && now - *run.finished_at < kResultsSettleSeconds;
+      const bool reuse = !force && prev != old.end() && same_state(prev->second->run, run) && is_terminal(run.status) && !recent;
+      if (!reuse) {
+        auto& r = fresh[run.id];
+        for (const auto& res : store.results(run.id)) r[res.key] = res.value;
+      }
+    }
+    // Phase 2, no throws: assemble the new snapshot, moving reused rows out of the old one.
+    std::map<std::int64_t, std::string> sweep_names;
+    for (const auto& s : sweeps) sweep_names[s.id] = s.name;
+    std::map<std::int64_t, RunRow*> reusable;
+    for (auto& row : runs_) reusable.emplace(row.run.id, &row);
+    std::vector<RunRow> rows;
+    for (auto& run : runs) {
+      RunRow row;
+      auto f = fresh.find(run.id);
+      if (f == fresh.end()) {
+        row = std::move(*reusable.at(run.id));
         row.run = std::move(run);
       } else {
         row.run = std::move(run);
         row.config = nlohmann::json::parse(row.run.config_json, nullptr, false);
         if (!row.config.is_object()) row.config = nlohmann::json::object();
-        for (const auto& r : store.results(row.run.id)) row.results[r.key] = r.value;
+        row.results = std::move(f->second);
       }
       row.sweep_name = row.run.sweep_id ? sweep_names[*row.run.sweep_id] : "";
       auto v = row.config.find("run.variant");
@@ -96,10 +114,11 @@ void RunCatalog::read(bool force) {
                  join(row.run.tags, " ") + " " + row.sweep_name;
       rows.push_back(std::move(row));
     }
+    sweeps_ = std::move(sweeps);
     runs_ = std::move(rows);
     error_.clear();
   } catch (const std::exception& e) {
-    error_ = e.what();
+    error_ = e.what();  // the previous snapshot stays as it was
   }
 }
 

@@ -1,7 +1,10 @@
 // RunCatalog: the viewer's in-memory snapshot of a run store (runs, their flat configs and results,
 // sweeps), refreshed while runs write. The store is opened read-only; refresh() re-reads it only when
 // the database or its WAL file changed on disk, and re-reads a run's results only when the run itself
-// changed (status, times, error, tags) or is still running, so a large store stays cheap to watch.
+// changed (status, times, error, tags), is still running or finished less than kResultsSettleSeconds
+// ago (evaluation adds results after training marks a run finished), so a large store stays cheap to
+// watch. Results added to a long-finished run later (a new `moxlab eval`) appear on Reload (force).
+// A failed read keeps the previous snapshot and reports the problem in error().
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,6 +29,8 @@ struct RunRow {
 
 class RunCatalog {
  public:
+  static constexpr double kResultsSettleSeconds = 1800;
+
   explicit RunCatalog(std::string db_path);
 
   // Re-reads what changed (everything when force). Returns true when the snapshot changed. Store

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/common/error.h"
@@ -107,6 +108,7 @@ bool RunFilterExpr::holds(const Term& term, const std::string& text, const Looku
   if (!value) return false;
   if (term.op == "~") return lower(*value).find(lower(term.value)) != std::string::npos;
   const auto a = as_number(*value), b = as_number(term.value);
+  if ((a && std::isnan(*a)) || (b && std::isnan(*b))) return term.op == "!=";  // NaN equals and orders with nothing
   int cmp;
   if (a && b) cmp = *a < *b ? -1 : *a > *b ? 1 : 0;
   else cmp = value->compare(term.value) < 0 ? -1 : value->compare(term.value) > 0 ? 1 : 0;

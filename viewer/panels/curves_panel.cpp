@@ -55,7 +55,7 @@ class CurvesPanel : public Panel {
     }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(140);
-    ImGui::SliderFloat("smoothing", &smoothing_, 0.0f, 0.99f, "%.2f");
+    ImGui::SliderFloat("smoothing", &smoothing_, 0.0f, 0.99f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
     ImGui::SameLine();
     ImGui::Checkbox("log x", &log_x_);
     ImGui::SameLine();

@@ -149,7 +149,7 @@ class ObservationsPanel : public Panel {
     Plot p("##shared", o);
     const std::size_t np = f.shared_p.size(), nk = f.shared_k.size();
     std::vector<std::vector<double>> rows;
-    if (c && !c->shared_counts.empty() && c->shared_counts.size() == nk * np) {
+    if (c && !c->shared_counts.empty() && c->shared_counts.size() == nk * np && c->shared_chance.size() >= np) {
       for (std::size_t k = 0; k < nk; ++k)
         rows.emplace_back(c->shared_counts.begin() + k * np, c->shared_counts.begin() + (k + 1) * np);
       rows.emplace_back(c->shared_chance.begin(), c->shared_chance.begin() + np);

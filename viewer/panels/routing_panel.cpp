@@ -78,7 +78,7 @@ class RoutingPanel : public Panel {
     if (heatmap_) {
       o.y_categories = f.domains;
       std::vector<float> cells(v.begin(), v.end());
-      double vmax = value_ == 0 ? 1.0 : *std::max_element(v.begin(), v.end());
+      const double vmax = value_ == 0 || v.empty() ? 1.0 : std::max(1e-9, *std::max_element(v.begin(), v.end()));
       Plot p(("##routing_heat_" + r.router).c_str(), o);
       p.heatmap(r.router, cells.data(), static_cast<int>(d), static_cast<int>(n), 0.0, vmax,
                 f.path + "#" + r.router + "#" + std::to_string(value_));

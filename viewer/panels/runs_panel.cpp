@@ -149,6 +149,10 @@ class RunsPanel : public Panel {
         char* ey = nullptr;
         const double nx = std::strtod(x.c_str(), &ex), ny = std::strtod(y.c_str(), &ey);
         const bool numeric = !x.empty() && !y.empty() && *ex == 0 && *ey == 0;
+        if (numeric && (std::isnan(nx) || std::isnan(ny))) {  // NaN last in either direction
+          if (std::isnan(nx) != std::isnan(ny)) return std::isnan(ny);
+          return false;
+        }
         const bool less = numeric ? nx < ny : x < y;
         const bool more = numeric ? nx > ny : x > y;
         return asc ? less : more;
@@ -205,7 +209,7 @@ class RunsPanel : public Panel {
       ImGui::TableSetColumnIndex(0);
       ImGui::Text("%lld", static_cast<long long>(sw.id));
       ImGui::TableSetColumnIndex(1);
-      if (ImGui::Selectable(sw.name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) filter_text_ = "sweep=" + sw.name;
+      if (ImGui::Selectable(sw.name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) filter_text_ = "sweep=\"" + sw.name + "\"";
       for (int c = 0; c < 4; ++c) {
         ImGui::TableSetColumnIndex(2 + c);
         ImGui::Text("%d", counts[c]);

@@ -54,6 +54,8 @@ struct Plot::View {
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   int log_x = -1, log_y = -1;  // -1: as the caller says; 0/1: the user's choice from the menu
   std::set<std::string> hidden;
+  std::string data_signature;  // what the view was fitted to; a change refits unless the user moved it
+  bool user_moved = false;
 };
 
 namespace {
@@ -87,9 +89,8 @@ const XY& Plot::downsampled(const Series& s, double x0, double x1, int buckets) 
 
 Plot::Plot(const char* id, PlotOptions options) : id_(id), options_(std::move(options)) {}
 
-Plot::~Plot() {
-  if (!ended_) end();
-}
+// A plot left without end() (an exception unwinding the panel) draws nothing: its data may be gone.
+Plot::~Plot() = default;
 
 void Plot::line(const std::string& name, const double* x, const double* y, std::size_t n, Rgb colour, float thickness) {
   Series s{Series::line, name, colour, thickness};
@@ -181,6 +182,23 @@ void Plot::fit(View& v) const {
   }
   v.x0 = x0, v.x1 = x1, v.y0 = y0, v.y1 = y1;
   v.fitted = true;
+  v.user_moved = false;
+}
+
+std::string Plot::signature() const {
+  // Cheap: sizes, end points and ranges, not every value (a 1e6-point series must not be scanned per frame).
+  std::string sig = std::to_string(options_.x_categories.size()) + "/" + std::to_string(options_.y_categories.size());
+  for (const auto& s : series_) {
+    sig += "|" + std::to_string(static_cast<int>(s.kind)) + ":" + std::to_string(s.n);
+    if (s.n) sig += ":" + fmt(s.x[0]) + ":" + fmt(s.x[s.n - 1]) + ":" + fmt(s.y[s.n - 1]);
+    if (s.kind == Series::bars) {
+      double sum = 0;
+      for (double v : s.values) sum += std::isfinite(v) ? v : 0;
+      sig += ":" + std::to_string(s.values.size()) + ":" + fmt(sum);
+    }
+    if (s.kind == Series::heatmap) sig += ":" + std::to_string(s.rows) + "x" + std::to_string(s.cols) + ":" + s.key;
+  }
+  return sig;
 }
 
 void Plot::end() {
@@ -192,7 +210,9 @@ void Plot::end() {
   auto& slot = views[gid];
   if (!slot) slot = std::make_unique<View>();
   View& v = *slot;
-  if (!v.fitted) fit(v);
+  const std::string sig = signature();
+  if (!v.fitted || (sig != v.data_signature && !v.user_moved)) fit(v);
+  v.data_signature = sig;
   const bool log_x = v.log_x >= 0 ? v.log_x : options_.log_x;
   const bool log_y = v.log_y >= 0 ? v.log_y : options_.log_y;
   const bool has_heat = std::any_of(series_.begin(), series_.end(), [](const Series& s) { return s.kind == Series::heatmap; });
@@ -360,7 +380,7 @@ void Plot::end() {
 
   // Colour bar of the (first) heat map.
   for (const auto& s : series_) {
-    if (s.kind != Series::heatmap) continue;
+    if (s.kind != Series::heatmap || !(s.vmax > s.vmin)) continue;
     const float cx0 = pmax.x + 10, cx1 = pmax.x + 24;
     const int steps = 64;
     for (int i = 0; i < steps; ++i) {
@@ -412,12 +432,14 @@ void Plot::end() {
     const ImVec2 d = io.MouseDelta;
     const double dx = -d.x / (pmax.x - pmin.x) * (X1 - X0), dy = d.y / (pmax.y - pmin.y) * (Y1 - Y0);
     v.x0 = ux(X0 + dx), v.x1 = ux(X1 + dx), v.y0 = uy(Y0 + dy), v.y1 = uy(Y1 + dy);
+    v.user_moved = true;
   }
   if (in_plot && io.MouseWheel != 0) {
     const double f = std::pow(0.85, io.MouseWheel);
     const double cx = tx(data_x(io.MousePos.x)), cy = ty(data_y(io.MousePos.y));
     if (!io.KeyCtrl) v.x0 = ux(cx + (X0 - cx) * f), v.x1 = ux(cx + (X1 - cx) * f);
     if (!io.KeyShift) v.y0 = uy(cy + (Y0 - cy) * f), v.y1 = uy(cy + (Y1 - cy) * f);
+    v.user_moved = true;
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) fit(v);
   if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Right)) ImGui::OpenPopup("plot_menu");
@@ -426,11 +448,11 @@ void Plot::end() {
     bool lx = log_x, ly = log_y;
     if (ImGui::MenuItem("Log x", nullptr, &lx)) v.log_x = lx, fit(v);
     if (ImGui::MenuItem("Log y", nullptr, &ly)) v.log_y = ly, fit(v);
-    if (ImGui::MenuItem("Export PNG")) request_png(outer_min, outer_max, export_path(options_.title.empty() ? id_ : options_.title));
+    if (ImGui::MenuItem("Export PNG")) request_png(outer_min, outer_max, options_.title.empty() ? id_ : options_.title);
     ImGui::EndPopup();
   }
 
-  if (export_every_plot()) request_png(outer_min, outer_max, export_path(options_.title.empty() ? id_ : options_.title));
+  if (export_every_plot()) request_png(outer_min, outer_max, options_.title.empty() ? id_ : options_.title);
 
   // Hover: crosshair and exact values.
   if (in_plot && !active) {

@@ -70,6 +70,7 @@ class Plot {
   struct Series;
   struct View;
   void fit(View& view) const;
+  std::string signature() const;
   const XY& downsampled(const Series& s, double x0, double x1, int buckets) const;
   std::string id_;
   PlotOptions options_;

@@ -17,7 +17,7 @@ namespace {
 
 struct Request {
   ImVec2 min, max;
-  std::string path;
+  std::string name;
 };
 
 std::vector<Request>& queue() {
@@ -48,7 +48,7 @@ void write_region(int x, int y, int w, int h, const std::string& path) {
 
 }  // namespace
 
-void request_png(ImVec2 min, ImVec2 max, const std::string& path) { queue().push_back({min, max, path}); }
+void request_png(ImVec2 min, ImVec2 max, const std::string& name) { queue().push_back({min, max, name}); }
 
 std::vector<std::string> flush_png_requests(int framebuffer_height, float scale) {
   std::vector<std::string> done;
@@ -56,8 +56,9 @@ std::vector<std::string> flush_png_requests(int framebuffer_height, float scale)
     try {
       const int x = static_cast<int>(r.min.x * scale), y0 = static_cast<int>(r.min.y * scale);
       const int w = static_cast<int>((r.max.x - r.min.x) * scale), h = static_cast<int>((r.max.y - r.min.y) * scale);
-      write_region(x, framebuffer_height - y0 - h, w, h, r.path);
-      done.push_back(r.path);
+      const std::string path = export_path(r.name);
+      write_region(x, framebuffer_height - y0 - h, w, h, path);
+      done.push_back(path);
     } catch (const std::exception& e) {
       done.push_back(std::string("error: ") + e.what());
     }

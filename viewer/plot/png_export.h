@@ -9,8 +9,9 @@
 
 namespace moxlab::viewer {
 
-// Queues the screen rectangle [min, max) (ImGui coordinates) to be written to path after this frame.
-void request_png(ImVec2 min, ImVec2 max, const std::string& path);
+// Queues the screen rectangle [min, max) (ImGui coordinates) to be written after this frame to
+// export_path(name); the path is resolved then, so a failure is reported, not thrown mid-frame.
+void request_png(ImVec2 min, ImVec2 max, const std::string& name);
 // Reads the queued rectangles from the current GL framebuffer and writes them. Returns the written
 // paths; failures become "error: ..." entries.
 std::vector<std::string> flush_png_requests(int framebuffer_height, float scale);
