@@ -8,6 +8,9 @@
 // is the kernels issue). The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
 // (Eq. 8, averaged over layers as in the official code). Taps: blocks.<l>.attn.router.probs = the
 // gates g [B, T, h], blocks.<l>.attn.router.topk = the selected heads (0/1) [B, T, h].
+// With the query_norm router the balance loss's P is the softmax of the normalised query norms, so
+// beta pushes gradients into wq; the paper does not say whether its continue-tuning used the loss
+// (moh.balance_beta = 0 turns it off).
 #pragma once
 #include <torch/torch.h>
 

@@ -6,10 +6,10 @@
 // projection. Two routers (section 3.2 and 4.4):
 //   learned:    g_i = alpha1 Softmax(W_s x)_i (shared), alpha2 Softmax(W_r x)_i (top-K routed), 0 otherwise
 //               (Eq. 5), [alpha1, alpha2] = Softmax(W_h x) (Eq. 6).
-//   query_norm: parameter-free, for continue-tuning a dense model: routed heads scored by the L2 norm of
-//               their query (before RoPE), divided by the scores' standard deviation across routed heads,
-//               softmax, top-K; gates are binary (shared and chosen heads 1) with a straight-through
-//               gradient to the real-valued score (Eq. 9-10), so the dense model is unchanged at start.
+//   query_norm: parameter-free (continue-tuning): routed heads scored by their query's L2 norm (before RoPE)
+//               over the scores' std across routed heads, softmax, top-K; binary gates (Eq. 9) with a
+//               straight-through gradient (Eq. 10): chosen heads keep their dense weighting, the others drop
+//               out. Its balance loss reaches wq (balance_beta = 0 avoids that; see moh_attention.h).
 #pragma once
 #include <string>
 #include <vector>
