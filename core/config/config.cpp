@@ -40,6 +40,7 @@ Schema bind(Config& c) {
   s.add("model.tie_embeddings", m.tie_embeddings, "share the token embedding with the output head");
   s.add("model.qkv_bias", m.qkv_bias, "bias on Q/K/V projections (Qwen2 style)");
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
+  s.add("model.patch_size", m.patch_size, 1, 1024, "ViT patch side in pixels (image runs, data.images)");
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
   s.add("model.attention", m.attention, {"dense", "mohd", "moh"},
         "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts)");
@@ -76,6 +77,9 @@ Schema bind(Config& c) {
   s.add("data.val_fraction", d.val_fraction, 0.001, 0.5, "validation share of each domain");
   s.add("data.split_seed", d.split_seed, 0, kBig, "seed of the train/val split");
   s.add("data.cache_dir", d.cache_dir, {}, "where tokenised shards are cached");
+  s.add("data.images", d.images, {"", "fashion_mnist"},
+        "image classification instead of language modelling: fashion_mnist (Debian dataset-fashion-mnist)");
+  s.add("data.image_val", d.image_val, 1, 1 << 20, "images held out from the end of the train split for validation");
 
   auto& t = c.train;
   s.add("train.seed", t.seed, 0, kBig, "seed of init and data order");

@@ -21,6 +21,10 @@ struct DataOptions {
   double val_fraction = 0.05;
   std::int64_t split_seed = 1234;
   std::string cache_dir = "data/cache";
+  // Image classification (MoH Table 1 analog) instead of language modelling: "" (text) or "fashion_mnist".
+  // The last image_val train images are the validation split; the test split gives the final top-1.
+  std::string images;
+  int image_val = 5000;
 };
 
 }  // namespace moxlab

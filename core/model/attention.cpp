@@ -16,7 +16,7 @@ ParamCount Attention::param_count() const {
 }
 
 DenseAttention::DenseAttention(const ModelOptions& o)
-    : n_heads_(o.n_heads), n_kv_heads_(o.n_kv_heads), head_dim_(o.head_dim()) {
+    : n_heads_(o.n_heads), n_kv_heads_(o.n_kv_heads), head_dim_(o.head_dim()), causal_(o.causal) {
   const int q_dim = n_heads_ * head_dim_, kv_dim = n_kv_heads_ * head_dim_;
   wq = register_module("wq", torch::nn::Linear(torch::nn::LinearOptions(o.dim, q_dim).bias(o.qkv_bias)));
   wk = register_module("wk", torch::nn::Linear(torch::nn::LinearOptions(o.dim, kv_dim).bias(o.qkv_bias)));
@@ -24,9 +24,10 @@ DenseAttention::DenseAttention(const ModelOptions& o)
   wo = register_module("wo", torch::nn::Linear(torch::nn::LinearOptions(q_dim, o.dim).bias(false)));
 }
 
-torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal) {
   const auto T = q.size(2);
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (!causal) return torch::matmul(torch::softmax(scores, -1), v);
   auto mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
   scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v);
@@ -50,7 +51,7 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
     k = k.repeat_interleave(group, 2);
     v = v.repeat_interleave(group, 2);
   }
-  auto out = causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2));  // [B, H, T, hd]
+  auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_);  // [B, H, T, hd]
   return out.transpose(1, 2);                                                             // [B, T, H, hd]
 }
 

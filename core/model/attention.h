@@ -40,10 +40,12 @@ class DenseAttention : public Attention {
 
  protected:
   int n_heads_, n_kv_heads_, head_dim_;
+  bool causal_;
 };
 
-// Scaled dot-product attention with a causal mask; q: [B, H, T, hd], k/v: [B, H, T, hd].
-torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+// Scaled dot-product attention, softmax(q k^T / sqrt(hd)) v, with a causal mask (decoders) or over
+// every position (the ViT's patch tokens); q: [B, H, T, hd], k/v: [B, H, T, hd].
+torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal);
 
 std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer);
 

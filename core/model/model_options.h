@@ -28,6 +28,11 @@ struct ModelOptions {
   MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
   MohOptions moh;                   // used when attention = "moh" (keys moh.*)
 
+  // Not a TOML key: the ViT (core/model/vision_transformer.h) clears it so its patch tokens attend to
+  // each other in both directions; decoders are causal.
+  bool causal = true;
+  int patch_size = 4;         // model.patch_size: ViT patches are patch_size x patch_size pixels
+
   int head_dim_override = 0;  // model.head_dim; 0: dim / n_heads. MoHD expansion widens dim at a fixed
                               // attention width n_heads * head_dim (constant activated parameters).
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : dim / n_heads; }

@@ -60,12 +60,14 @@ torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Ten
       torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
 }
 
-void Transformer::init_weights(std::uint64_t seed) {
+void Transformer::init_weights(std::uint64_t seed) { init_parameters(*this, opts_, seed); }
+
+void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed) {
   torch::manual_seed(seed);
   torch::NoGradGuard ng;
-  const double std = opts_.init_std;
-  const double resid_std = std / std::sqrt(2.0 * opts_.n_layers);
-  for (auto& item : named_parameters()) {
+  const double std = o.init_std;
+  const double resid_std = std / std::sqrt(2.0 * o.n_layers);
+  for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     auto& p = item.value();
     if (name.find("norm") != std::string::npos) p.fill_(1.0);

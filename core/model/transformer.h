@@ -21,8 +21,7 @@ class Transformer : public torch::nn::Module {
   // Mean next-token cross-entropy of targets [B, T] (entries < 0 ignored).
   static torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets);
 
-  // Normal(0, init_std) weights; output projections of each residual branch (wo, w2) scaled by
-  // 1/sqrt(2 * n_layers) as in GPT-2, so the residual stream's variance does not grow with depth.
+  // init_parameters() of this model.
   void init_weights(std::uint64_t seed);
 
   const ModelOptions& options() const { return opts_; }
@@ -40,5 +39,11 @@ class Transformer : public torch::nn::Module {
   ModelOptions opts_;
   Rope rope_;
 };
+
+// The initialisation every model here shares, by parameter name: Normal(0, init_std) weights; output
+// projections of each residual branch (wo, w2) scaled by 1/sqrt(2 * n_layers) as in GPT-2, so the
+// residual stream's variance does not grow with depth; norms 1, biases 0; MoHD fusion blocks and MoH
+// routers U(+-1/sqrt(fan_in)) as in the official code. Seeds torch's generator first.
+void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed);
 
 }  // namespace moxlab

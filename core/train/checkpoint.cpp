@@ -60,7 +60,7 @@ void open_archive(torch::serialize::InputArchive& ar, const std::string& path) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, Transformer& model, torch::optim::Optimizer* optimizer,
+void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                      const CheckpointMeta& meta) {
   torch::serialize::OutputArchive ar;
   write_meta(ar, meta);
@@ -85,20 +85,27 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
   }
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) {
+CheckpointMeta load_checkpoint_weights(const std::string& path, torch::nn::Module& model) {
   torch::serialize::InputArchive ar;
   open_archive(ar, path);
-  LoadedCheckpoint out;
   try {
-    out.meta = read_meta(ar, path);
-    out.config = config_from_json(out.meta.config_json);
-    out.model = std::make_shared<Transformer>(out.config.model);
+    CheckpointMeta meta = read_meta(ar, path);
     torch::serialize::InputArchive model_ar;
     if (!ar.try_read("model", model_ar)) throw Error("checkpoint " + path + " has no model weights");
-    out.model->load(model_ar);
+    model.load(model_ar);
+    return meta;
   } catch (const c10::Error& e) {
     throw Error("corrupt checkpoint " + path + ": " + first_line(e.what_without_backtrace()));
   }
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  LoadedCheckpoint out;
+  const CheckpointMeta meta = read_checkpoint_meta(path);
+  out.config = config_from_json(meta.config_json);
+  require(out.config.data.images.empty(), "checkpoint " + path + " holds an image classifier, not a language model");
+  out.model = std::make_shared<Transformer>(out.config.model);
+  out.meta = load_checkpoint_weights(path, *out.model);
   return out;
 }
 

@@ -23,9 +23,13 @@ struct CheckpointMeta {
   std::string source;          // "train", "import:llama2c", "import:hf", ...
 };
 
-// Saves model (+ optimiser when given) and meta to path atomically.
-void save_checkpoint(const std::string& path, Transformer& model, torch::optim::Optimizer* optimizer,
+// Saves model (+ optimiser when given) and meta to path atomically. Any model kind (decoder, ViT).
+void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                      const CheckpointMeta& meta);
+
+// Loads the weights of a checkpoint into an already built model of the same architecture (resume, or
+// a ViT from its stored config); returns the meta. Missing or mis-shaped tensors are an Error.
+CheckpointMeta load_checkpoint_weights(const std::string& path, torch::nn::Module& model);
 
 struct LoadedCheckpoint {
   Config config;
@@ -33,7 +37,7 @@ struct LoadedCheckpoint {
   std::shared_ptr<Transformer> model;
 };
 
-// Builds the model from the stored config and loads its weights (CPU).
+// Builds the decoder from the stored config and loads its weights (CPU).
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 // Continue-tuning (MoH section 4.4): copies every parameter and buffer of the checkpoint's model into

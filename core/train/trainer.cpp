@@ -4,22 +4,15 @@
 #include <cmath>
 
 #include "core/common/error.h"
-#include "core/eval/perplexity.h"
 #include "core/train/lr_schedule.h"
 
 namespace moxlab {
 
 namespace {
 
-std::vector<std::int64_t> domain_sizes(const TokenSource& src) {
-  std::vector<std::int64_t> out;
-  for (int d = 0; d < src.num_domains(); ++d) out.push_back(src.size(d));
-  return out;
-}
-
 // AdamW groups: decoupled weight decay on matrices (dim >= 2, embeddings included), none on norms
 // and biases, as in the GPT/LLaMA recipes.
-std::vector<torch::optim::OptimizerParamGroup> param_groups(Transformer& model, const TrainOptions& t) {
+std::vector<torch::optim::OptimizerParamGroup> param_groups(torch::nn::Module& model, const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
   for (auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   auto make = [&](double wd) {
@@ -34,59 +27,20 @@ std::vector<torch::optim::OptimizerParamGroup> param_groups(Transformer& model, 
 
 }  // namespace
 
-Trainer::Trainer(const Config& cfg, std::shared_ptr<Transformer> model, const TokenSource& train,
-                 const TokenSource& val, std::string checkpoint_path, CheckpointMeta meta_template)
-    : cfg_(cfg),
-      model_(std::move(model)),
-      train_(train),
-      val_(val),
-      checkpoint_path_(std::move(checkpoint_path)),
-      meta_(std::move(meta_template)),
-      sampler_(domain_sizes(train), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
-  optimizer_ = std::make_unique<torch::optim::AdamW>(param_groups(*model_, cfg_.train),
+Trainer::Trainer(const Config& cfg, TrainObjective& objective, std::string checkpoint_path, CheckpointMeta meta_template)
+    : cfg_(cfg), objective_(objective), checkpoint_path_(std::move(checkpoint_path)), meta_(std::move(meta_template)) {
+  optimizer_ = std::make_unique<torch::optim::AdamW>(param_groups(objective_.module(), cfg_.train),
                                                       torch::optim::AdamWOptions(cfg_.train.lr));
 }
 
 void Trainer::resume(const std::string& path) {
-  LoadedCheckpoint ck = load_checkpoint(path);
-  require(ck.config.hash() == cfg_.hash(), "checkpoint " + path + " was written with a different config (hash " +
-                                               ck.config.hash().substr(0, 12) + " vs " + cfg_.hash().substr(0, 12) + ")");
-  {
-    torch::NoGradGuard ng;
-    auto src = ck.model->named_parameters();
-    for (auto& item : model_->named_parameters()) item.value().copy_(src[item.key()]);
-  }
+  const CheckpointMeta ck = load_checkpoint_weights(path, objective_.module());
+  const Config ck_cfg = config_from_json(ck.config_json);
+  require(ck_cfg.hash() == cfg_.hash(), "checkpoint " + path + " was written with a different config (hash " +
+                                            ck_cfg.hash().substr(0, 12) + " vs " + cfg_.hash().substr(0, 12) + ")");
   load_optimizer_state(path, *optimizer_);
-  step_ = ck.meta.step;
-  tokens_seen_ = ck.meta.tokens_seen;
-}
-
-std::pair<torch::Tensor, torch::Tensor> Trainer::batch(std::int64_t step, int micro) const {
-  const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
-  std::vector<std::int32_t> buf(static_cast<std::size_t>(B) * (T + 1));
-  const auto windows = sampler_.windows(step, micro, B);
-  for (int b = 0; b < B; ++b) train_.read(windows[b].domain, windows[b].start, T + 1, buf.data() + b * (T + 1));
-  auto t = torch::from_blob(buf.data(), {B, T + 1}, torch::kInt32).to(torch::kLong);
-  const auto device = model_->tok_embeddings->weight.device();
-  return {t.narrow(1, 0, T).to(device), t.narrow(1, 1, T).to(device)};
-}
-
-Metrics Trainer::validate() {
-  Metrics m;
-  double nll = 0;
-  std::int64_t tokens = 0;
-  for (int d = 0; d < val_.num_domains(); ++d) {
-    auto r = evaluate_perplexity(*model_, val_, d, cfg_.train.seq_len, cfg_.train.eval_tokens, cfg_.train.batch_size);
-    if (r.tokens == 0) continue;
-    m.emplace_back("val/" + val_.domain_name(d) + "/loss", r.loss());
-    nll += r.nll_sum;
-    tokens += r.tokens;
-  }
-  if (tokens > 0) {
-    m.emplace_back("val/loss", nll / tokens);  // token-weighted over domains
-    m.emplace_back("val/ppl", std::exp(nll / tokens));
-  }
-  return m;
+  step_ = ck.step;
+  tokens_seen_ = ck.tokens_seen;
 }
 
 void Trainer::save(std::int64_t step) {
@@ -94,7 +48,7 @@ void Trainer::save(std::int64_t step) {
   meta.step = step;
   meta.tokens_seen = tokens_seen_;
   meta.config_json = cfg_.to_json();
-  save_checkpoint(checkpoint_path_, *model_, optimizer_.get(), meta);
+  save_checkpoint(checkpoint_path_, objective_.module(), optimizer_.get(), meta);
 }
 
 TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* stop) {
@@ -104,8 +58,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
   auto t_last = t_start;
   double smoothed_tps = 0;
   TrainResult result;
-  model_->train();
-  const std::int64_t tokens_per_step = static_cast<std::int64_t>(t.batch_size) * t.seq_len * t.grad_accum;
+  objective_.module().train();
+  const std::int64_t tokens_per_step = objective_.units_per_micro() * t.grad_accum;
   const std::int64_t first_step = step_;
 
   while (step_ < t.max_steps) {
@@ -118,10 +72,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
     optimizer_->zero_grad();
     double loss_sum = 0, aux_sum = 0;
     for (int micro = 0; micro < t.grad_accum; ++micro) {
-      auto [x, y] = batch(step_, micro);
       ForwardContext ctx;
-      auto logits = model_->forward(x, ctx);
-      auto loss = Transformer::lm_loss(logits, y);
+      auto loss = objective_.micro_loss(step_, micro, ctx);
       auto total = loss;
       if (auto aux = ctx.total_aux_loss(); aux.defined()) {
         total = total + aux;
@@ -131,8 +83,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       loss_sum += loss.item<double>();
     }
     double grad_norm;
-    if (t.grad_clip > 0) grad_norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), t.grad_clip);
-    else grad_norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), std::numeric_limits<double>::infinity());
+    if (t.grad_clip > 0) grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(), t.grad_clip);
+    else grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(), std::numeric_limits<double>::infinity());
     optimizer_->step();
     ++step_;
     tokens_seen_ += tokens_per_step;
@@ -163,7 +115,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
     }
     const bool last = step_ == t.max_steps;
     if ((t.eval_every > 0 && step_ % t.eval_every == 0) || last) {
-      result.final_val = validate();
+      result.final_val = objective_.validate();
+      objective_.module().train();
       if (cb.on_metrics) cb.on_metrics(step_, result.final_val);
     }
     if (step_ % t.checkpoint_every == 0 || last) {

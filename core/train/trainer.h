@@ -1,6 +1,7 @@
 // The training loop: AdamW (decoupled decay on matrices only), warmup + cosine schedule, gradient
-// accumulation, global-norm clipping, periodic validation per domain and atomic checkpoints.
-// Store-agnostic: it reports through callbacks, and core/train/train_run.h wires those to the run store.
+// accumulation, global-norm clipping, periodic validation and atomic checkpoints, for any
+// TrainObjective (language modelling, image classification). Store-agnostic: it reports through
+// callbacks, and experiments/runner/train_run.h wires those to the run store.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -12,20 +13,16 @@
 #include <torch/torch.h>
 
 #include "core/config/config.h"
-#include "core/data/token_source.h"
-#include "core/model/transformer.h"
-#include "core/train/batch_sampler.h"
 #include "core/train/checkpoint.h"
+#include "core/train/train_objective.h"
 
 namespace moxlab {
-
-using Metrics = std::vector<std::pair<std::string, double>>;
 
 struct StepReport {
   std::int64_t step = 0;        // steps done (1-based after the first update)
   std::int64_t max_steps = 0;
-  double loss = 0.0;            // LM loss of this step (mean over micro-batches)
-  double tokens_per_s = 0.0;    // smoothed
+  double loss = 0.0;            // main loss of this step (mean over micro-batches)
+  double tokens_per_s = 0.0;    // smoothed (training units: tokens, or images)
   double eta_s = 0.0;
   double lr = 0.0;
 };
@@ -38,7 +35,7 @@ struct TrainerCallbacks {
 
 struct TrainResult {
   std::int64_t steps = 0;
-  std::int64_t tokens_seen = 0;
+  std::int64_t tokens_seen = 0;  // training units (tokens, or images)
   bool interrupted = false;  // stopped by a stop request before max_steps
   Metrics final_val;         // last validation metrics
   double seconds = 0.0;
@@ -46,33 +43,27 @@ struct TrainResult {
 
 class Trainer {
  public:
-  // train/val: token sources (same domains); checkpoint_path: where checkpoints go.
-  Trainer(const Config& cfg, std::shared_ptr<Transformer> model, const TokenSource& train, const TokenSource& val,
-          std::string checkpoint_path, CheckpointMeta meta_template);
+  // checkpoint_path: where checkpoints go. The objective outlives the trainer.
+  Trainer(const Config& cfg, TrainObjective& objective, std::string checkpoint_path, CheckpointMeta meta_template);
 
-  // Restores model, optimiser and step from a training checkpoint.
+  // Restores model, optimiser and step from a training checkpoint of the same config.
   void resume(const std::string& checkpoint_path);
 
   // Trains until max_steps or until *stop becomes true (then checkpoints and returns).
   TrainResult run(const TrainerCallbacks& cb, const std::atomic<bool>* stop = nullptr);
 
-  // Validation loss per domain on the first eval_tokens tokens: "val/<domain>/loss", "val/loss".
-  Metrics validate();
+  Metrics validate() { return objective_.validate(); }
 
   std::int64_t step() const { return step_; }
   torch::optim::AdamW& optimizer() { return *optimizer_; }
 
  private:
-  std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
   void save(std::int64_t step);
 
   Config cfg_;
-  std::shared_ptr<Transformer> model_;
-  const TokenSource& train_;
-  const TokenSource& val_;
+  TrainObjective& objective_;
   std::string checkpoint_path_;
   CheckpointMeta meta_;
-  BatchSampler sampler_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::int64_t step_ = 0;
   std::int64_t tokens_seen_ = 0;

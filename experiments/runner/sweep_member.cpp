@@ -146,7 +146,9 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       }
     }
     const SweepEval ev = sweep_eval_from_json(spec);
-    if (ev.enabled) {
+    if (ev.enabled && !cfg.data.images.empty()) {
+      log("image run " + std::to_string(run_id) + ": evaluated on the test split when training ended");
+    } else if (ev.enabled) {
       EvalRunOptions e;
       e.ref.run_id = run_id;
       e.ref.store = store_path;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,9 @@
 #include "core/model/param_count.h"
 #include "core/model/torch_threads.h"
 #include "core/store/run_store.h"
+#include "core/train/image_objective.h"
+#include "core/train/lm_objective.h"
+#include "experiments/runner/image_eval.h"
 #include "experiments/runner/run_registry.h"
 
 namespace moxlab {
@@ -47,6 +51,78 @@ std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64
               store.path());
 }
 
+// The data of a run, read before it is registered (the digest is part of its record): token shards
+// for language modelling, or the image splits for image classification (data.images).
+struct PreparedTask {
+  std::string digest, tokenizer_spec;
+  std::optional<PreparedData> text;
+  std::optional<ImageSet> train_images, test_images;
+};
+
+PreparedTask prepare_task(Config& cfg, const std::function<void(const std::string&)>& log) {
+  PreparedTask task;
+  if (!cfg.data.images.empty()) {
+    require(cfg.train.init_from.empty(), "train.init_from is for language models; image runs start from scratch");
+    task.train_images = read_image_split(cfg.data, "train");
+    task.test_images = read_image_split(cfg.data, "test");
+    task.digest = image_data_digest(*task.train_images, *task.test_images);
+    log(cfg.data.images + ": " + std::to_string(task.train_images->count) + " train images (" +
+        std::to_string(cfg.data.image_val) + " held out for validation), " + std::to_string(task.test_images->count) + " test");
+  } else {
+    task.text = prepare_data(cfg.data, log);
+    auto tok = load_tokenizer(task.text->tokenizer_spec);
+    if (cfg.model.vocab_size == 0) cfg.model.vocab_size = tok->vocab_size();
+    require(cfg.model.vocab_size >= tok->vocab_size(), "model.vocab_size (" + std::to_string(cfg.model.vocab_size) +
+                                                            ") is smaller than the tokenizer's (" +
+                                                            std::to_string(tok->vocab_size()) + ")");
+    task.digest = task.text->digest;
+    task.tokenizer_spec = task.text->tokenizer_spec;
+  }
+  validate(cfg);
+  return task;
+}
+
+// The model (seeded init; for a new language-model run, train.init_from weights) and its objective.
+struct BuiltTask {
+  std::unique_ptr<TrainObjective> objective;
+  std::shared_ptr<VisionTransformer> vit;  // image runs: evaluated on the test split after training
+  ParamCount params;
+};
+
+BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming, const torch::Device& device,
+                     const std::function<void(const std::string&)>& log) {
+  BuiltTask b;
+  if (task.train_images) {
+    const ImageSet& train = *task.train_images;
+    b.vit = std::make_shared<VisionTransformer>(cfg.model, ImageGeometry{train.rows, train.cols, 1, train.classes()});
+    b.vit->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
+    b.vit->to(device);
+    b.params = count_parameters(*b.vit);
+    b.objective = std::make_unique<ImageObjective>(cfg, b.vit, train);
+    log("model: ViT, " + std::to_string(b.vit->patches()) + " patches of " + std::to_string(cfg.model.patch_size) + "x" +
+        std::to_string(cfg.model.patch_size) + ", " + std::to_string(b.params.total) + " non-embedding parameters (" +
+        std::to_string(b.params.active) + " active), " + std::to_string(train.classes()) + " classes");
+    return b;
+  }
+  auto model = std::make_shared<Transformer>(cfg.model);
+  model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
+  if (!cfg.train.init_from.empty() && !resuming) {
+    const InitFromReport r = init_from_checkpoint(*model, cfg.train.init_from);
+    require(r.tokenizer_spec.empty() || r.tokenizer_spec == task.tokenizer_spec,
+            "train.init_from " + cfg.train.init_from + " was trained with tokenizer " + r.tokenizer_spec +
+                " but this run's data uses " + task.tokenizer_spec + " (set data.tokenizer to the same)");
+    log("init from " + cfg.train.init_from + ": " + std::to_string(r.copied) + " tensors copied, " +
+        std::to_string(r.kept) + " new ones keep their init");
+  }
+  model->to(device);
+  b.params = count_parameters(*model);
+  log("model: " + std::to_string(b.params.total) + " non-embedding parameters (" + std::to_string(b.params.active) +
+      " active), vocab " + std::to_string(cfg.model.vocab_size));
+  b.objective = std::make_unique<LmObjective>(cfg, model, std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Train),
+                                              std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Val));
+  return b;
+}
+
 }  // namespace
 
 TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
@@ -54,13 +130,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   set_torch_threads(cfg.train.threads);
   torch::Device device(cfg.train.device);  // throws on a malformed device string
 
-  PreparedData data = prepare_data(cfg.data, log);
-  auto tok = load_tokenizer(data.tokenizer_spec);
-  if (cfg.model.vocab_size == 0) cfg.model.vocab_size = tok->vocab_size();
-  require(cfg.model.vocab_size >= tok->vocab_size(), "model.vocab_size (" + std::to_string(cfg.model.vocab_size) +
-                                                          ") is smaller than the tokenizer's (" +
-                                                          std::to_string(tok->vocab_size()) + ")");
-  validate(cfg);
+  const PreparedTask task = prepare_task(cfg, log);
 
   RunStore store(cfg.run.store);
   TrainRunResult out;
@@ -73,35 +143,21 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     out.checkpoint = resume_from;
     log("resuming run " + std::to_string(out.run_id) + " from " + resume_from);
   } else {
-    RegisteredRun run = register_run(cfg, "train", "", data.digest, opts.sweep_id);
+    RegisteredRun run = register_run(cfg, "train", "", task.digest, opts.sweep_id);
     out.run_id = run.id;
     out.checkpoint = run.dir + "/checkpoint.pt";
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
   if (opts.on_run) opts.on_run(out.run_id);
   try {
-    ShardTokenSource train(data.shards_dir, Split::Train), val(data.shards_dir, Split::Val);
-    auto model = std::make_shared<Transformer>(cfg.model);
-    model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
-    if (!cfg.train.init_from.empty() && resume_from.empty()) {
-      const InitFromReport r = init_from_checkpoint(*model, cfg.train.init_from);
-      require(r.tokenizer_spec.empty() || r.tokenizer_spec == data.tokenizer_spec,
-              "train.init_from " + cfg.train.init_from + " was trained with tokenizer " + r.tokenizer_spec +
-                  " but this run's data uses " + data.tokenizer_spec + " (set data.tokenizer to the same)");
-      log("init from " + cfg.train.init_from + ": " + std::to_string(r.copied) + " tensors copied, " +
-          std::to_string(r.kept) + " new ones keep their init");
-    }
-    model->to(device);
-    const ParamCount params = count_parameters(*model);
-    record_param_counts(out.run_id, cfg.run.store, params);
-    log("model: " + std::to_string(params.total) + " non-embedding parameters (" + std::to_string(params.active) +
-        " active), vocab " + std::to_string(cfg.model.vocab_size));
+    BuiltTask built = build_task(cfg, task, !resume_from.empty(), device, log);
+    record_param_counts(out.run_id, cfg.run.store, built.params);
 
     CheckpointMeta meta;
-    meta.tokenizer_spec = data.tokenizer_spec;
+    meta.tokenizer_spec = task.tokenizer_spec;
     meta.run_id = out.run_id;
     meta.source = "train";
-    Trainer trainer(cfg, model, train, val, out.checkpoint, meta);
+    Trainer trainer(cfg, *built.objective, out.checkpoint, meta);
     if (!resume_from.empty()) {
       trainer.resume(resume_from);
       store.delete_metrics_after(out.run_id, trainer.step());  // steps redone after the checkpoint
@@ -119,16 +175,20 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
 
     for (const auto& [key, value] : out.train.final_val) {
       const bool is_loss = key.size() > 5 && key.compare(key.size() - 5, 5, "/loss") == 0;
-      const std::string over = " over the first train.eval_tokens val tokens of each domain, non-overlapping windows "
-                               "of train.seq_len";
-      nlohmann::json meta_json{{"metric", is_loss ? "loss" : "ppl"},
+      const bool is_acc = key.size() > 4 && key.compare(key.size() - 4, 4, "/acc") == 0;
+      nlohmann::json meta_json{{"metric", is_loss ? "loss" : is_acc ? "acc" : "ppl"},
                                {"split", "val"},
-                               {"tokens_per_domain", cfg.train.eval_tokens},
-                               {"definition", (is_loss ? "mean next-token NLL (nats)" : "exp(mean next-token NLL)") + over}};
+                               {"definition", built.objective->metric_definition(key)}};
       store.put_result(out.run_id, "train_end/" + key, value, meta_json.dump());
     }
     store.put_result(out.run_id, "train/tokens_seen", static_cast<double>(out.train.tokens_seen),
-                     R"({"metric":"count","definition":"training tokens processed"})");
+                     nlohmann::json{{"metric", "count"},
+                                    {"definition", task.train_images ? "training images processed, with repeats"
+                                                                     : "training tokens processed"}}
+                         .dump());
+    if (built.vit && !out.train.interrupted)
+      evaluate_image_run(*built.vit, cfg, *task.test_images, out.run_id,
+                         std::filesystem::path(out.checkpoint).parent_path().string(), log);
     store.update_status(out.run_id, out.train.interrupted ? RunStatus::killed : RunStatus::finished,
                         out.train.interrupted ? "stopped by signal; resume with --resume" : "");
   } catch (const std::exception& e) {

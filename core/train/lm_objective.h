@@ -1,0 +1,35 @@
+// Language modelling (next-token cross-entropy) as a training objective: windows of seq_len + 1
+// tokens drawn by the BatchSampler from the train split of every domain, validation per domain on the
+// first train.eval_tokens tokens of each validation split.
+#pragma once
+#include <memory>
+
+#include "core/config/config.h"
+#include "core/data/token_source.h"
+#include "core/model/transformer.h"
+#include "core/train/batch_sampler.h"
+#include "core/train/train_objective.h"
+
+namespace moxlab {
+
+class LmObjective : public TrainObjective {
+ public:
+  LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, std::shared_ptr<const TokenSource> train,
+              std::shared_ptr<const TokenSource> val);
+  torch::nn::Module& module() override { return *model_; }
+  torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) override;
+  std::int64_t units_per_micro() const override;
+  // "val/<domain>/loss", "val/loss" (token-weighted over domains), "val/ppl".
+  Metrics validate() override;
+  std::string metric_definition(const std::string& key) const override;
+
+ private:
+  std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
+
+  TrainOptions t_;
+  std::shared_ptr<Transformer> model_;
+  std::shared_ptr<const TokenSource> train_, val_;
+  BatchSampler sampler_;
+};
+
+}  // namespace moxlab
