@@ -32,7 +32,8 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
 std::string absolute_tokenizer_spec(const std::string& spec) {
   const auto colon = spec.find(':');
   if (colon == std::string::npos) return spec;
-  return spec.substr(0, colon + 1) + std::filesystem::absolute(spec.substr(colon + 1)).string();
+  // Canonical (no "..", no symlinks): the same file gives the same spec however it was named.
+  return spec.substr(0, colon + 1) + std::filesystem::weakly_canonical(std::filesystem::absolute(spec.substr(colon + 1))).string();
 }
 
 }  // namespace moxlab

@@ -25,7 +25,9 @@ struct TrainOptions {
   int log_every = 10;        // steps between metric rows in the store
   int threads = 0;           // LibTorch intra-op threads; 0: all cores
   std::string device = "cpu";
-  std::string init_from;     // checkpoint whose weights start the model (continue-tuning, e.g. dense -> MoH); "" = none
+  // Checkpoint whose weights start the model (continue-tuning, e.g. dense -> MoH): a path, or
+  // "sweep:NAME/VARIANT/SEED" (experiments/runner/checkpoint_ref.h); "" = none. Validated at step 0 too.
+  std::string init_from;
 };
 
 }  // namespace moxlab

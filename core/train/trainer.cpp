@@ -61,6 +61,11 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
   objective_.module().train();
   const std::int64_t tokens_per_step = objective_.units_per_micro() * t.grad_accum;
   const std::int64_t first_step = step_;
+  if (step_ == 0 && !t.init_from.empty() && cb.on_metrics) {
+    // Continue-tuning: where the converted model starts (MoH Fig. 2's recovery curve begins here).
+    cb.on_metrics(0, objective_.validate());
+    objective_.module().train();
+  }
 
   while (step_ < t.max_steps) {
     if (stop && stop->load()) {

@@ -25,4 +25,10 @@ struct ResolvedCheckpoint {
 // Loads the checkpoint; when it belongs to no run in the store, registers a `kind` run for it.
 ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::string& kind);
 
+// train.init_from: a checkpoint path, or "sweep:NAME/VARIANT/SEED" = the checkpoint of the finished
+// member with run.variant VARIANT and train.seed SEED of the newest sweep named NAME in `store` (so a
+// continue-tuning sweep names the dense model it starts from without knowing its run id). Errors name
+// what is missing (no such sweep, member not finished yet).
+std::string resolve_init_from(const std::string& init_from, const std::string& store);
+
 }  // namespace moxlab

@@ -15,6 +15,7 @@
 #include "core/store/run_store.h"
 #include "core/train/image_objective.h"
 #include "core/train/lm_objective.h"
+#include "experiments/runner/checkpoint_ref.h"
 #include "experiments/runner/image_eval.h"
 #include "experiments/runner/run_registry.h"
 
@@ -65,6 +66,10 @@ PreparedTask prepare_task(Config& cfg, const std::function<void(const std::strin
     require(cfg.train.init_from.empty(), "train.init_from is for language models; image runs start from scratch");
     task.train_images = read_image_split(cfg.data, "train");
     task.test_images = read_image_split(cfg.data, "test");
+    const int patch = cfg.model.patch_size;
+    require(task.train_images->rows % patch == 0 && task.train_images->cols % patch == 0,
+            "model.patch_size (" + std::to_string(patch) + ") must divide the image size (" +
+                std::to_string(task.train_images->rows) + "x" + std::to_string(task.train_images->cols) + ")");
     task.digest = image_data_digest(*task.train_images, *task.test_images);
     log(cfg.data.images + ": " + std::to_string(task.train_images->count) + " train images (" +
         std::to_string(cfg.data.image_val) + " held out for validation), " + std::to_string(task.test_images->count) + " test");
@@ -87,6 +92,7 @@ struct BuiltTask {
   std::unique_ptr<TrainObjective> objective;
   std::shared_ptr<VisionTransformer> vit;  // image runs: evaluated on the test split after training
   ParamCount params;
+  Metrics init_reference;  // continue-tuning: validation of the train.init_from model itself (the dense start)
 };
 
 BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming, const torch::Device& device,
@@ -104,22 +110,27 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
         std::to_string(b.params.active) + " active), " + std::to_string(train.classes()) + " classes");
     return b;
   }
+  auto train = std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Train);
+  auto val = std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Val);
   auto model = std::make_shared<Transformer>(cfg.model);
   model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
   if (!cfg.train.init_from.empty() && !resuming) {
-    const InitFromReport r = init_from_checkpoint(*model, cfg.train.init_from);
+    const std::string from = resolve_init_from(cfg.train.init_from, cfg.run.store);
+    const InitFromReport r = init_from_checkpoint(*model, from);
     require(r.tokenizer_spec.empty() || r.tokenizer_spec == task.tokenizer_spec,
-            "train.init_from " + cfg.train.init_from + " was trained with tokenizer " + r.tokenizer_spec +
+            "train.init_from " + from + " was trained with tokenizer " + r.tokenizer_spec +
                 " but this run's data uses " + task.tokenizer_spec + " (set data.tokenizer to the same)");
-    log("init from " + cfg.train.init_from + ": " + std::to_string(r.copied) + " tensors copied, " +
-        std::to_string(r.kept) + " new ones keep their init");
+    log("init from " + from + ": " + std::to_string(r.copied) + " tensors copied, " + std::to_string(r.kept) +
+        " new ones keep their init");
+    LoadedCheckpoint start = load_checkpoint(from);
+    start.model->to(device);
+    b.init_reference = LmObjective(cfg, start.model, train, val).validate();
   }
   model->to(device);
   b.params = count_parameters(*model);
   log("model: " + std::to_string(b.params.total) + " non-embedding parameters (" + std::to_string(b.params.active) +
       " active), vocab " + std::to_string(cfg.model.vocab_size));
-  b.objective = std::make_unique<LmObjective>(cfg, model, std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Train),
-                                              std::make_shared<ShardTokenSource>(task.text->shards_dir, Split::Val));
+  b.objective = std::make_unique<LmObjective>(cfg, model, train, val);
   return b;
 }
 
@@ -152,6 +163,12 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   try {
     BuiltTask built = build_task(cfg, task, !resume_from.empty(), device, log);
     record_param_counts(out.run_id, cfg.run.store, built.params);
+    for (const auto& [key, value] : built.init_reference)
+      store.put_result(out.run_id, "init_from/" + key, value,
+                       nlohmann::json{{"split", "val"},
+                                      {"definition", "the train.init_from model before continue-tuning: " +
+                                                         built.objective->metric_definition(key)}}
+                           .dump());
 
     CheckpointMeta meta;
     meta.tokenizer_spec = task.tokenizer_spec;
@@ -166,7 +183,15 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     bool checkpoint_recorded = !resume_from.empty();
     TrainerCallbacks cb;
     cb.on_step = opts.on_step;
-    cb.on_metrics = [&](std::int64_t step, const Metrics& m) { store.log_metrics(out.run_id, step, m); };
+    cb.on_metrics = [&](std::int64_t step, const Metrics& m) {
+      store.log_metrics(out.run_id, step, m);
+      if (step == 0)  // continue-tuning: the converted model before any update
+        for (const auto& [key, value] : m)
+          store.put_result(out.run_id, "train_start/" + key, value,
+                           nlohmann::json{{"split", "val"},
+                                          {"definition", "before the first update: " + built.objective->metric_definition(key)}}
+                               .dump());
+    };
     cb.on_checkpoint = [&](std::int64_t, const std::string& path) {
       if (!checkpoint_recorded) store.add_artifact(out.run_id, "checkpoint", path);
       checkpoint_recorded = true;
