@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/store/run_records.h"
 #include "core/store/tensor_log_reader.h"
 #include "core/store/tensor_log_writer.h"
 
@@ -113,6 +114,8 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
   std::sort(routers.begin(), routers.end(),
             [](const std::string& a, const std::string& b) { return router_order(a) < router_order(b); });
   const auto domain = in.read<std::int32_t>("/domain");
+  // Which split the capture's rows come from: validation text, or the test images (image_capture.h).
+  const std::string split = in.has_attr("/", "split") ? in.attr("/", "split") : "val";
   const auto names = in.read_strings("/domain_names");
 
   TensorLogWriter w(out_path);
@@ -142,25 +145,25 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
 
     for (std::size_t d = 0; d < s.domains.size(); ++d)
       for (int i = 0; i < s.sub_dims; ++i) {
-        const nlohmann::json base = {{"split", "val"}, {"router", r}, {"domain", s.domains[d]}, {"sub_dim", i},
+        const nlohmann::json base = {{"split", split}, {"router", r}, {"domain", s.domains[d]}, {"sub_dim", i},
                                      {"tokens", s.tokens[d]}, {"capture", rep.capture}};
         nlohmann::json sel = base, sc = base;
         sel["metric"] = "selection_fraction";
-        sel["definition"] = "fraction of the domain's captured validation tokens whose active sub-dimension set "
-                            "(shared + routed top-k, MoHD Eq. 12) contains this sub-dimension";
+        sel["definition"] = "fraction of the domain's captured " + split + " tokens whose active set (shared + routed "
+                            "top-k: MoHD sub-dimensions, Eq. 12, or MoH heads, Eq. 5) contains this sub-dimension or head";
         sc["metric"] = "router_score";
-        sc["definition"] = "mean over the domain's captured validation tokens of the router softmax score s_i (MoHD Eq. 11)";
-        const std::string tail = r + "/" + s.domains[d] + "/" + std::to_string(i);
+        sc["definition"] = "mean over the domain's captured " + split + " tokens of the router score (MoHD s_i, Eq. 11; MoH gate g_i, Eq. 4)";
+        const std::string tail = r + "/" + result_key_segment(s.domains[d]) + "/" + std::to_string(i);
         rep.results.push_back({"routing/selected/" + tail, s.selected[d * s.sub_dims + i], sel.dump()});
         rep.results.push_back({"routing/score/" + tail, s.score[d * s.sub_dims + i], sc.dump()});
       }
     rep.results.push_back({"routing/spread/" + r, s.spread(),
-                           nlohmann::json{{"metric", "selection_spread"}, {"split", "val"}, {"router", r},
+                           nlohmann::json{{"metric", "selection_spread"}, {"split", split}, {"router", r},
                                           {"definition", "max over sub-dimensions of (max - min) across domains of the "
                                                          "selection fraction"}}
                                .dump()});
     rep.results.push_back({"routing/least_used/" + r, s.least_used(),
-                           nlohmann::json{{"metric", "least_used_fraction"}, {"split", "val"}, {"router", r},
+                           nlohmann::json{{"metric", "least_used_fraction"}, {"split", split}, {"router", r},
                                           {"definition", "min over sub-dimensions of the selection fraction averaged "
                                                          "over domains (k/n when balanced, 0 when collapsed)"}}
                                .dump()});

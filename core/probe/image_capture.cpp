@@ -45,6 +45,7 @@ std::int64_t capture_image_taps(VisionTransformer& model, const torch::Tensor& p
   }
   out.set_attr("/", "taps", taps);
   out.set_attr_int("/", "patches", P);
+  out.set_attr("/", "split", "test");
   out.set_attr_int("/", "layout_version", 1);
   return rows;
 }

@@ -52,6 +52,14 @@ struct MetricPoint {
 };
 
 // A headline number of a run ("hellaswag/acc_norm") with the definition that produced it.
+// A name (domain, class) as one segment of a result key: '/' and '.' separate segments and table
+// placeholders, so they become '_' ("T-shirt/top" -> "T-shirt_top"); the meta JSON keeps the name itself.
+inline std::string result_key_segment(std::string name) {
+  for (char& c : name)
+    if (c == '/' || c == '.') c = '_';
+  return name;
+}
+
 struct ResultRecord {
   std::int64_t run_id = 0;
   std::string key;

@@ -43,7 +43,7 @@ void evaluate_image_run(VisionTransformer& model, const Config& cfg, const Image
   const auto& names = fashion_mnist_classes();
   for (std::size_t c = 0; c < r.class_images.size(); ++c)
     if (r.class_images[c] > 0)
-      put("top1/test/" + (c < names.size() ? names[c] : std::to_string(c)),
+      put("top1/test/" + result_key_segment(c < names.size() ? names[c] : std::to_string(c)),
           static_cast<double>(r.class_correct[c]) / r.class_images[c],
           "top-1 accuracy over the images of this class", r.class_images[c]);
   if (log) log("run " + std::to_string(run_id) + ": test top-1 " + std::to_string(r.accuracy()) + " over " +

@@ -95,6 +95,8 @@ TEST_CASE("moxlab train on Fashion-MNIST: test top-1 per class and MoH head load
   REQUIRE(top1);
   CHECK(top1->value > 0.25);  // chance is 0.1; 0.19 after 20 steps
   CHECK(store.result(1, "top1/test/Ankle boot"));
+  CHECK(store.result(1, "top1/test/T-shirt_top"));  // "T-shirt/top" as one key segment
+  CHECK(store.result(1, "routing/selected/blocks.1.attn/T-shirt_top/0")->value == 1.0);
   CHECK(store.result(1, "train_end/val/acc"));
   // Head load per class: head 0 shared (every patch token), the 3 routed heads share 2 slots.
   CHECK(store.result(1, "routing/selected/blocks.1.attn/Sneaker/0")->value == 1.0);
