@@ -87,6 +87,7 @@ class RoutingPanel : public Panel {
     }
     o.y_label = value_ == 0 ? "fraction of tokens" : "mean s_i";
     o.legend_max = 10;
+    o.legend_outside = true;  // grouped bars fill the plot up to 1.0: an inside legend would cover the last heads
     Plot p(("##routing_bars_" + r.router).c_str(), o);
     for (std::size_t k = 0; k < d; ++k)
       p.bars(f.domains[k], std::vector<double>(v.begin() + k * n, v.begin() + (k + 1) * n), palette(static_cast<int>(k)));

@@ -224,12 +224,23 @@ void Plot::end() {
   // Header: the title on the first line, the y label on the second.
   const float line_h = ImGui::GetTextLineHeight() + 2;
   const float top = 4 + line_h * ((options_.title.empty() ? 0 : 1) + (options_.y_label.empty() ? 0 : 1)) + 4;
+  // Legend entries (drawn top right inside the plot, or right of it with legend_outside); a click toggles a series.
+  std::vector<const Series*> legend;
+  std::set<std::string> seen;
+  for (const auto& s : series_)
+    if (s.kind != Series::heatmap && !s.name.empty() && seen.insert(s.name).second) legend.push_back(&s);
+  const std::size_t more = legend.size() > options_.legend_max ? legend.size() - options_.legend_max : 0;
+  legend.resize(legend.size() - more);
+  const std::string more_text = more ? "+" + std::to_string(more) + " more" : "";
+  float lw = ImGui::CalcTextSize(more_text.c_str()).x;
+  for (const auto* s : legend) lw = std::max(lw, ImGui::CalcTextSize(s->name.c_str()).x);
+  const float legend_reserve = options_.legend_outside && !legend.empty() ? lw + 36 : 0;
   // Left margin: numeric ticks fit in kLeft; category labels (heat-map rows) may need more.
   float left = kLeft;
   for (const auto& c : options_.y_categories)
     left = std::max(left, std::min(150.0f, ImGui::CalcTextSize(c.substr(0, 16).c_str()).x + 14));
   const ImVec2 pmin(outer_min.x + left, outer_min.y + std::max(kTop, top));
-  const ImVec2 pmax(outer_max.x - kRight - (has_heat ? kColourBar : 0), outer_max.y - kBottom);
+  const ImVec2 pmax(outer_max.x - kRight - (has_heat ? kColourBar : 0) - legend_reserve, outer_max.y - kBottom);
   ImGui::InvisibleButton("canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool hovered = ImGui::IsItemHovered();
   const bool active = ImGui::IsItemActive();
@@ -396,20 +407,9 @@ void Plot::end() {
     break;
   }
 
-  // Legend (top right inside the plot); a click toggles a series.
-  std::vector<const Series*> legend;
-  std::set<std::string> seen;
-  for (const auto& s : series_)
-    if (s.kind != Series::heatmap && !s.name.empty() && seen.insert(s.name).second) legend.push_back(&s);
-  const std::size_t more = legend.size() > options_.legend_max ? legend.size() - options_.legend_max : 0;
-  legend.resize(legend.size() - more);
   if (!legend.empty()) {
-    float lw = 0;
-    for (const auto* s : legend) lw = std::max(lw, ImGui::CalcTextSize(s->name.c_str()).x);
-    const std::string more_text = more ? "+" + std::to_string(more) + " more" : "";
-    lw = std::max(lw, ImGui::CalcTextSize(more_text.c_str()).x);
-    const ImVec2 lmax(pmax.x - 6, pmin.y + 6 + line_h * (legend.size() + (more ? 1 : 0)) + 4);
-
+    const float lright = options_.legend_outside ? pmax.x + legend_reserve : pmax.x - 6;
+    const ImVec2 lmax(lright, pmin.y + 6 + line_h * (legend.size() + (more ? 1 : 0)) + 4);
     const ImVec2 lmin(lmax.x - lw - 30, pmin.y + 6);
     dl->AddRectFilled(lmin, lmax, IM_COL32(30, 30, 36, 210));
     for (std::size_t i = 0; i < legend.size(); ++i) {

@@ -34,6 +34,7 @@ struct PlotOptions {
   float height = 300;                       // pixels; width fills the available region
   float width = -1;                         // -1: available width
   std::size_t legend_max = 12;              // legend entries shown (the rest summarised as "+N more")
+  bool legend_outside = false;              // legend right of the plot area (dense bars it would cover)
 };
 
 // Counts of what was drawn in the current frame (reset by the app each frame): tests and the
