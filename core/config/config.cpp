@@ -101,7 +101,7 @@ Schema bind(Config& c) {
   s.add("train.log_every", t.log_every, 1, kBig, "steps between metric rows");
   s.add("train.threads", t.threads, 0, 4096, "LibTorch threads (0: all cores)");
   s.add("train.device", t.device, {}, "cpu, cuda, cuda:N");
-  s.add("train.init_from", t.init_from, {}, "checkpoint (path, or sweep:NAME/VARIANT/SEED) whose weights start the model (continue-tuning; new parameters keep their init)");
+  s.add("train.init_from", t.init_from, {}, "checkpoint (path, sweep:NAME/VARIANT/SEED, or sweep:NAME/VARIANT for this run's seed) whose weights start the model (continue-tuning; new parameters keep their init)");
 
   auto& e = c.eval;
   s.add("eval.tasks", e.tasks, "zero-shot tasks (empty: all)");

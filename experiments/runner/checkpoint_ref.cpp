@@ -12,16 +12,20 @@
 
 namespace moxlab {
 
+std::string run_checkpoint_path(const std::string& store_path, std::int64_t run_id) {
+  require(file_exists(store_path), "no run store at " + store_path);
+  RunStore store(store_path);
+  store.get_run(run_id);  // throws "no run with id N"
+  const auto arts = store.artifacts(run_id, "checkpoint");
+  require(!arts.empty(), "run " + std::to_string(run_id) + " has no checkpoint");
+  return arts.back().path;
+}
+
 ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::string& kind) {
   require(ref.run_id >= 0 || !ref.checkpoint.empty(), "give --run ID or --checkpoint PATH");
   ResolvedCheckpoint out;
   if (ref.run_id >= 0) {
-    require(file_exists(ref.store), "no run store at " + ref.store);
-    RunStore store(ref.store);
-    store.get_run(ref.run_id);  // throws "no run with id N"
-    auto arts = store.artifacts(ref.run_id, "checkpoint");
-    require(!arts.empty(), "run " + std::to_string(ref.run_id) + " has no checkpoint");
-    out.path = arts.back().path;
+    out.path = run_checkpoint_path(ref.store, ref.run_id);
     out.run_id = ref.run_id;
   } else {
     out.path = std::filesystem::absolute(ref.checkpoint).string();
@@ -44,14 +48,17 @@ ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::strin
   return out;
 }
 
-std::string resolve_init_from(const std::string& init_from, const std::string& store_path) {
+std::string resolve_init_from(const std::string& init_from, const std::string& store_path, std::int64_t own_seed) {
   const std::string prefix = "sweep:";
   if (init_from.compare(0, prefix.size(), prefix) != 0) return init_from;
   const std::string ref = init_from.substr(prefix.size());
   const auto a = ref.find('/'), b = ref.rfind('/');
-  require(a != std::string::npos && b != a && a > 0 && b + 1 < ref.size(),
-          "train.init_from '" + init_from + "' must be sweep:NAME/VARIANT/SEED");
-  const std::string name = ref.substr(0, a), variant = ref.substr(a + 1, b - a - 1), seed = ref.substr(b + 1);
+  const bool has_seed = b != a;  // NAME/VARIANT/SEED; NAME/VARIANT takes this run's own seed
+  require(a != std::string::npos && a > 0 && b + 1 < ref.size() && (!has_seed || b > a + 1),
+          "train.init_from '" + init_from + "' must be sweep:NAME/VARIANT or sweep:NAME/VARIANT/SEED");
+  const std::string name = ref.substr(0, a);
+  const std::string variant = has_seed ? ref.substr(a + 1, b - a - 1) : ref.substr(a + 1);
+  const std::string seed = has_seed ? ref.substr(b + 1) : std::to_string(own_seed);
   require(file_exists(store_path), "train.init_from '" + init_from + "': no run store at " + store_path);
   const RunStore store(store_path);
   const auto sweeps = store.list_sweeps();

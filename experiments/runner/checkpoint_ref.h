@@ -22,13 +22,18 @@ struct ResolvedCheckpoint {
   bool new_run = false;      // registered here: the caller marks it finished or failed
 };
 
+// The newest checkpoint artifact of a run (errors: no store, no such run, no checkpoint).
+std::string run_checkpoint_path(const std::string& store, std::int64_t run_id);
+
 // Loads the checkpoint; when it belongs to no run in the store, registers a `kind` run for it.
 ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::string& kind);
 
 // train.init_from: a checkpoint path, or "sweep:NAME/VARIANT/SEED" = the checkpoint of the finished
 // member with run.variant VARIANT and train.seed SEED of the newest sweep named NAME in `store` (so a
-// continue-tuning sweep names the dense model it starts from without knowing its run id). Errors name
-// what is missing (no such sweep, member not finished yet).
-std::string resolve_init_from(const std::string& init_from, const std::string& store);
+// continue-tuning sweep names the dense model it starts from without knowing its run id);
+// "sweep:NAME/VARIANT" takes SEED = own_seed, the continuing run's train.seed, so one member with
+// `seeds = [1, 2]` continues each seed's own start. Errors name what is missing (no such sweep, member
+// not finished yet).
+std::string resolve_init_from(const std::string& init_from, const std::string& store, std::int64_t own_seed);
 
 }  // namespace moxlab

@@ -15,6 +15,7 @@
 #include "core/eval/unigram_baseline.h"
 #include "core/model/torch_threads.h"
 #include "core/store/run_store.h"
+#include "experiments/runner/image_eval.h"
 
 namespace moxlab {
 
@@ -52,6 +53,18 @@ void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const
 EvalRunResult run_evaluation(const EvalRunOptions& opts) {
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
   set_torch_threads(opts.threads);
+  if (opts.ref.run_id >= 0) {  // an image run is evaluated as at the end of its training (test top-1)
+    const std::string path = run_checkpoint_path(opts.ref.store, opts.ref.run_id);
+    if (is_image_checkpoint(path)) {
+      evaluate_image_checkpoint(path, opts.ref.run_id, opts.ref.store, log);
+      EvalRunResult res;
+      res.run_id = opts.ref.run_id;
+      for (const ResultRecord& r : RunStore(opts.ref.store).results(res.run_id))
+        if (r.key.rfind("top1/test", 0) == 0 || r.key == "loss/test")
+          res.lines.push_back({r.key, r.value, NAN, nlohmann::json::parse(r.meta_json).value("definition", "")});
+      return res;
+    }
+  }
   ResolvedCheckpoint ck = resolve_checkpoint(opts.ref, "eval");
   RunStore store(opts.ref.store);
   EvalRunResult res;

@@ -9,6 +9,7 @@
 #include "core/eval/classification.h"
 #include "core/probe/image_capture.h"
 #include "core/store/run_store.h"
+#include "core/train/checkpoint.h"
 #include "experiments/runner/route_run.h"
 
 namespace moxlab {
@@ -65,6 +66,22 @@ void evaluate_image_run(VisionTransformer& model, const Config& cfg, const Image
   store.add_artifact(run_id, "capture", std::filesystem::absolute(capture).string(),
                      nlohmann::json{{"taps", "blocks.*.router.*"}, {"images", r.images}, {"domains", "classes"}}.dump());
   route_capture(capture, cfg.run.store, log);
+}
+
+bool is_image_checkpoint(const std::string& path) {
+  const auto cfg = nlohmann::json::parse(read_checkpoint_meta(path).config_json);
+  return !cfg.value("data.images", std::string()).empty();
+}
+
+void evaluate_image_checkpoint(const std::string& path, std::int64_t run_id, const std::string& store,
+                               const std::function<void(const std::string&)>& log) {
+  Config cfg = config_from_json(read_checkpoint_meta(path).config_json);
+  cfg.run.store = store;
+  const ImageSet test = read_image_split(cfg.data, "test");
+  VisionTransformer model(cfg.model, ImageGeometry{test.rows, test.cols, 1, test.classes()});
+  load_checkpoint_weights(path, model);
+  model.eval();
+  evaluate_image_run(model, cfg, test, run_id, std::filesystem::path(path).parent_path().string(), log);
 }
 
 }  // namespace moxlab

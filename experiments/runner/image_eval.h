@@ -23,4 +23,13 @@ std::string image_data_digest(const ImageSet& train, const ImageSet& test);
 void evaluate_image_run(VisionTransformer& model, const Config& cfg, const ImageSet& test, std::int64_t run_id,
                         const std::string& run_dir, const std::function<void(const std::string&)>& log);
 
+// True when the checkpoint at path was trained on images (its stored config sets data.images).
+bool is_image_checkpoint(const std::string& path);
+
+// `moxlab eval --run ID` on an image run: rebuilds the ViT from the checkpoint's stored config, loads its
+// weights and repeats the end-of-training evaluation above into `store` (results are replaced, the
+// router capture rewritten), e.g. after a change to how results are keyed.
+void evaluate_image_checkpoint(const std::string& path, std::int64_t run_id, const std::string& store,
+                               const std::function<void(const std::string&)>& log);
+
 }  // namespace moxlab

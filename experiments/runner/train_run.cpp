@@ -115,7 +115,7 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
   auto model = std::make_shared<Transformer>(cfg.model);
   model->init_weights(static_cast<std::uint64_t>(cfg.train.seed));
   if (!cfg.train.init_from.empty() && !resuming) {
-    const std::string from = resolve_init_from(cfg.train.init_from, cfg.run.store);
+    const std::string from = resolve_init_from(cfg.train.init_from, cfg.run.store, cfg.train.seed);
     const InitFromReport r = init_from_checkpoint(*model, from);
     require(r.tokenizer_spec.empty() || r.tokenizer_spec == task.tokenizer_spec,
             "train.init_from " + from + " was trained with tokenizer " + r.tokenizer_spec +

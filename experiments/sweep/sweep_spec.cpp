@@ -1,5 +1,6 @@
 #include "experiments/sweep/sweep_spec.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -189,6 +190,17 @@ std::vector<PlannedMember> expand_sweep(const SweepSpec& spec, const std::string
   const auto points = spec.grid ? grid_points(spec.axes) : spec.members;
   const Config base = load_config(spec.base, spec.set);
   const std::vector<std::int64_t> seeds = spec.seeds.empty() ? std::vector<std::int64_t>{base.train.seed} : spec.seeds;
+  // Every member gets train.seed from the seed loop below, so a seed set anywhere else would be
+  // silently replaced: refuse it and point at `seeds`.
+  const auto sets_seed = [](const std::vector<std::string>& overrides) {
+    return std::any_of(overrides.begin(), overrides.end(),
+                       [](const std::string& o) { return o.rfind("train.seed=", 0) == 0; });
+  };
+  require(!sets_seed(spec.set) || spec.seeds.empty(),
+          "sweep " + spec.name + ": set has train.seed and seeds is given; keep only seeds = [...]");
+  for (std::size_t i = 0; i < points.size(); ++i)
+    require(!sets_seed(points[i]), "sweep " + spec.name + ": member " + std::to_string(i) +
+                                       " sets train.seed; list seeds in seeds = [...] instead (each member runs once per seed)");
   std::vector<PlannedMember> out;
   std::map<std::string, std::size_t> by_hash;
   for (std::int64_t seed : seeds) {

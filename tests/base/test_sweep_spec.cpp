@@ -110,6 +110,10 @@ TEST_CASE("sweep spec mistakes are one-line errors naming the problem", "[sweep]
   CHECK_THAT(error_of("name = \"a\"\n[[axis]]\nkey = \"train.lr\"\nvalues = [0.001, 1e-3]\n"),
              Contains("members 0 and 1 have the same config"));
   CHECK_THAT(error_of("name = \"a\"\nmode = \"list\"\n"), Contains("needs [[member]]"));
+  // A member's own seed would be replaced by the seed loop: refused, pointing at seeds.
+  CHECK_THAT(error_of("name = \"a\"\nmode = \"list\"\n[[member]]\nset = [\"train.seed=2\"]\n"),
+             Contains("member 0 sets train.seed; list seeds in seeds = [...]"));
+  CHECK_THAT(error_of("name = \"a\"\nseeds = [1, 2]\nset = [\"train.seed=3\"]\n"), Contains("keep only seeds"));
   CHECK_THAT(error_of("name = \"a\"\n[eval]\ntask = []\n"), Contains("unknown key 'task'"));
   CHECK_THAT(error_of("name = \"a\"\n[[axis]\n"), Contains("bad.toml:2"));
 }

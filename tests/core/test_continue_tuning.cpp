@@ -16,11 +16,11 @@
 using namespace moxlab;
 using namespace moxlab::testing;
 
-TEST_CASE("train.init_from sweep:NAME/VARIANT/SEED resolves to the finished member's checkpoint", "[continue]") {
+TEST_CASE("train.init_from sweep:NAME/VARIANT[/SEED] resolves to the finished member's checkpoint", "[continue]") {
   const std::string dir = scratch_dir("init_from_ref");
   const std::string db = dir + "/runs.db";
-  CHECK(resolve_init_from("some/ckpt.pt", db) == "some/ckpt.pt");  // a path passes through
-  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/1", db), Catch::Contains("no run store"));
+  CHECK(resolve_init_from("some/ckpt.pt", db, 1) == "some/ckpt.pt");  // a path passes through
+  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/1", db, 1), Catch::Contains("no run store"));
   RunStore store(db);
   RunRecord run;
   run.name = "dense";
@@ -35,11 +35,15 @@ TEST_CASE("train.init_from sweep:NAME/VARIANT/SEED resolves to the finished memb
   REQUIRE(store.set_sweep_member_run(sweep, 0, "w", id));
   REQUIRE(store.finish_sweep_member(sweep, 0, "w", "finished"));
 
-  CHECK(resolve_init_from("sweep:lm/dense/1", db) == dir + "/dense.pt");
-  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/2", db), Catch::Contains("is pending, not finished"));
-  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/3", db), Catch::Contains("no member with run.variant dense and train.seed 3"));
-  CHECK_THROWS_WITH(resolve_init_from("sweep:other/dense/1", db), Catch::Contains("no sweep named other"));
-  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense", db), Catch::Contains("must be sweep:NAME/VARIANT/SEED"));
+  CHECK(resolve_init_from("sweep:lm/dense/1", db, 1) == dir + "/dense.pt");
+  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/2", db, 1), Catch::Contains("is pending, not finished"));
+  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense/3", db, 1), Catch::Contains("no member with run.variant dense and train.seed 3"));
+  CHECK_THROWS_WITH(resolve_init_from("sweep:other/dense/1", db, 1), Catch::Contains("no sweep named other"));
+  // Without SEED the continuing run's own seed picks the member.
+  CHECK(resolve_init_from("sweep:lm/dense", db, 1) == dir + "/dense.pt");
+  CHECK_THROWS_WITH(resolve_init_from("sweep:lm/dense", db, 2), Catch::Contains("is pending, not finished"));
+  for (const char* bad : {"sweep:lm", "sweep:/dense", "sweep:lm/", "sweep:lm//1", "sweep:lm/dense/"})
+    CHECK_THROWS_WITH(resolve_init_from(bad, db, 1), Catch::Contains("must be sweep:NAME/VARIANT or sweep:NAME/VARIANT/SEED"));
 }
 
 TEST_CASE("continue-tuning a dense model into MoH: step-0 validation, dense start, exact with all heads", "[e2e][continue][moh]") {
@@ -105,8 +109,17 @@ TEST_CASE("moxlab train on Fashion-MNIST: test top-1 per class and MoH head load
   CHECK(routed == Approx(2.0));
   CHECK(store.artifacts(1, "routing").size() == 1);
 
-  auto ev = run_cli("eval --run 1", dir);
-  CHECK(one_line_error(ev, "holds an image classifier"));
+  // eval --run repeats the test evaluation of the stored weights: the same top-1, printed and stored.
+  const double before = top1->value;
+  store.put_result(1, "top1/test", -1.0, "{}");
+  auto ev = run_cli("eval --run 1 --threads 1", dir);
+  INFO(ev.err);
+  REQUIRE(ev.exit_code == 0);
+  CHECK(ev.out.find("top1/test/Sneaker") != std::string::npos);
+  CHECK(store.result(1, "top1/test")->value == before);
+  // A bare image checkpoint has no run to hold its test results.
+  auto ev_ckpt = run_cli("eval --checkpoint runs/1-" + store.get_run(1).name + "/checkpoint.pt", dir);
+  CHECK(one_line_error(ev_ckpt, "holds an image classifier"));
   auto bad = run_cli(common + " --set model.patch_size=5", dir);
   CHECK(one_line_error(bad, "model.patch_size (5) must divide the image size"));
 }
