@@ -1,36 +1,15 @@
 #include "experiments/runner/run_registry.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "core/common/atomic_file.h"
+#include "core/common/build_revision.h"
 #include "core/common/paths.h"
 #include "core/store/run_store.h"
 
 namespace moxlab {
-
-namespace {
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof(buf), p)) out += buf;
-    if (::pclose(p) != 0) return "";
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-}  // namespace
-
-std::string git_revision() {
-  const std::string dir = source_dir();
-  std::string rev = run_command("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (rev.empty()) return "unknown";
-  if (!run_command("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) rev += "+dirty";
-  return rev;
-}
 
 RegisteredRun register_run(const Config& cfg, const std::string& kind, const std::string& note,
                            const std::string& data_digest, std::optional<std::int64_t> sweep_id) {
@@ -42,7 +21,7 @@ RegisteredRun register_run(const Config& cfg, const std::string& kind, const std
   r.config_json = cfg.to_json();
   r.config_hash = cfg.hash();
   r.seed = cfg.train.seed;
-  r.git_rev = git_revision();
+  r.git_rev = build_git_revision();
   r.data_digest = data_digest;
   r.sweep_id = sweep_id;
   if (!note.empty()) r.tags.push_back(note);

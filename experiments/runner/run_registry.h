@@ -1,5 +1,5 @@
-// Registering a run: the row in the run store (config JSON and hash, seed, git revision, data digest,
-// host) and its directory runs/<id>-<name>/ holding config.json and the run's files. Every command
+// Registering a run: the row in the run store (config JSON and hash, seed, the binary's git revision,
+// data digest, host) and its directory runs/<id>-<name>/ holding config.json and the run's files. Every command
 // that produces results (train, eval, import, probe) goes through here, so every number in a table
 // traces back to one run row.
 #pragma once
@@ -17,9 +17,6 @@ struct RegisteredRun {
   std::string dir;    // absolute run directory
   std::string store;  // run store path
 };
-
-// Git revision of the source tree ("unknown" outside a checkout; "+dirty" when it has changes).
-std::string git_revision();
 
 // Creates the store row (status running) and the run directory with config.json.
 RegisteredRun register_run(const Config& cfg, const std::string& kind, const std::string& note,

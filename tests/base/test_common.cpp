@@ -1,15 +1,18 @@
 // core/common: SHA-256 against FIPS 180-4 test vectors; atomic writes never leave torn files; a file
-// lock serialises processes.
+// lock serialises processes; the binary knows the git revision it was built from.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "core/common/atomic_file.h"
+#include "core/common/build_revision.h"
 #include "core/common/error.h"
+#include "core/common/paths.h"
 #include "core/common/file_lock.h"
 #include "core/common/sha256.h"
 #include "tests/scratch_dir.h"
@@ -66,4 +69,23 @@ TEST_CASE("FileLock makes a second process wait until the first releases it", "[
   }
   ::waitpid(child, nullptr, 0);
   CHECK_THROWS_WITH(FileLock(dir.file("no/such/dir/x.lock")), Catch::Matchers::Contains("cannot open lock file"));
+}
+
+TEST_CASE("The build's git revision is the source tree's HEAD at build time", "[common]") {
+  // The suite is built right before it runs, so HEAD has not moved since the capture.
+  std::string head;
+  if (FILE* p = ::popen(("git -C '" + moxlab::source_dir() + "' rev-parse HEAD 2>/dev/null").c_str(), "r")) {
+    char buf[128];
+    while (std::fgets(buf, sizeof(buf), p)) head += buf;
+    ::pclose(p);
+  }
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  const std::string rev = moxlab::build_git_revision();
+  if (head.empty()) {
+    CHECK(rev == "unknown");
+  } else {
+    REQUIRE(head.size() == 40);
+    CHECK(rev.substr(0, 40) == head);
+    CHECK((rev.size() == 40 || rev.substr(40) == "+dirty"));
+  }
 }
