@@ -20,6 +20,7 @@ class ImageObjective : public TrainObjective {
   torch::nn::Module& module() override { return *model_; }
   torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) override;
   std::int64_t units_per_micro() const override { return batch_size_; }
+  const char* unit_name() const override { return "images"; }
   // "val/loss" (mean cross-entropy), "val/acc" (top-1) over the held-out images.
   Metrics validate() override;
   std::string metric_definition(const std::string& key) const override;

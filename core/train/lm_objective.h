@@ -19,6 +19,7 @@ class LmObjective : public TrainObjective {
   torch::nn::Module& module() override { return *model_; }
   torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) override;
   std::int64_t units_per_micro() const override;
+  const char* unit_name() const override { return "tokens"; }
   // "val/<domain>/loss", "val/loss" (token-weighted over domains), "val/ppl".
   Metrics validate() override;
   std::string metric_definition(const std::string& key) const override;

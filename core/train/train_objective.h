@@ -24,6 +24,8 @@ class TrainObjective {
   virtual torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) = 0;
   // Training units (tokens, or images) in one micro-batch; throughput and "tokens seen" count these.
   virtual std::int64_t units_per_micro() const = 0;
+  // Their name in progress and summary lines ("tokens", "images").
+  virtual const char* unit_name() const = 0;
   // Periodic validation metrics ("val/..."), in eval mode without gradients.
   virtual Metrics validate() = 0;
   // The exact definition of a validation metric key, for the results table.

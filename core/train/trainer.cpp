@@ -109,6 +109,7 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       r.loss = loss;
       r.lr = lr;
       r.tokens_per_s = smoothed_tps;
+      r.unit = objective_.unit_name();
       r.eta_s = (t.max_steps - step_) * tokens_per_step / std::max(smoothed_tps, 1e-9);
       cb.on_step(r);
     }
@@ -135,6 +136,7 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
   }
   result.steps = step_;
   result.tokens_seen = tokens_seen_;
+  result.unit = objective_.unit_name();
   result.seconds = std::chrono::duration<double>(clock::now() - t_start).count();
   return result;
 }

@@ -23,6 +23,7 @@ struct StepReport {
   std::int64_t max_steps = 0;
   double loss = 0.0;            // main loss of this step (mean over micro-batches)
   double tokens_per_s = 0.0;    // smoothed (training units: tokens, or images)
+  const char* unit = "tokens";  // the objective's unit_name()
   double eta_s = 0.0;
   double lr = 0.0;
 };
@@ -36,6 +37,7 @@ struct TrainerCallbacks {
 struct TrainResult {
   std::int64_t steps = 0;
   std::int64_t tokens_seen = 0;  // training units (tokens, or images)
+  const char* unit = "tokens";   // the objective's unit_name()
   bool interrupted = false;  // stopped by a stop request before max_steps
   Metrics final_val;         // last validation metrics
   double seconds = 0.0;

@@ -44,13 +44,13 @@ void register_train(CLI::App& app) {
     o.log = [](const std::string& s) { std::cerr << s << "\n"; };
     o.on_step = [&bar](const StepReport& r) {
       char extra[128];
-      std::snprintf(extra, sizeof(extra), "loss %.4f  lr %.2e  %.0f tok/s", r.loss, r.lr, r.tokens_per_s);
+      std::snprintf(extra, sizeof(extra), "loss %.4f  lr %.2e  %.0f %s/s", r.loss, r.lr, r.tokens_per_s, r.unit);
       bar.update(r.step, r.max_steps, extra, r.eta_s);
     };
     TrainRunResult res = run_training(cfg, o);
     bar.finish();
     std::cout << "run " << res.run_id << (res.train.interrupted ? " stopped" : " finished") << " at step "
-              << res.train.steps << " (" << res.train.tokens_seen << " tokens, " << format_duration(res.train.seconds)
+              << res.train.steps << " (" << res.train.tokens_seen << " " << res.train.unit << ", " << format_duration(res.train.seconds)
               << "); checkpoint " << res.checkpoint << "\n";
     for (const auto& [k, v] : res.train.final_val) std::cout << "  " << k << " = " << v << "\n";
   });

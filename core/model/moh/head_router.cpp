@@ -18,10 +18,6 @@ torch::Tensor top_k_mask(const torch::Tensor& scores, int k) {
 
 }  // namespace
 
-torch::Tensor straight_through(const torch::Tensor& real, const torch::Tensor& quantised) {
-  return real + (quantised - real).detach();
-}
-
 torch::Tensor head_balance_loss(const torch::Tensor& routed_probs, const torch::Tensor& routed_selected,
                                 const std::string& gate_form) {
   const std::int64_t r = routed_probs.size(-1);

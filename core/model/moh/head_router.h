@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/model/moh/moh_options.h"
+#include "core/model/straight_through.h"
 
 namespace moxlab {
 
@@ -28,9 +29,6 @@ class HeadRouterImpl : public torch::nn::Module {
   MohOptions o_;
 };
 TORCH_MODULE(HeadRouter);
-
-// Straight-through estimator (Eq. 10): the forward value of `quantised`, the gradient of `real`.
-torch::Tensor straight_through(const torch::Tensor& real, const torch::Tensor& quantised);
 
 // Eq. 7: L_b = sum over routed heads of f_i P_i, f_i = fraction of tokens selecting head i (top-K),
 // P_i = mean Softmax(W_r x)_i. routed_probs: [..., h - h_s]; routed_selected: [..., h - h_s] 0/1.

@@ -1,0 +1,38 @@
+#include "core/model/tomoe/tomoe_regularisers.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+
+namespace moxlab {
+
+torch::Tensor log_ratio_distance(const torch::Tensor& x, double y) {
+  require(y > 0, "log-ratio distance: target must be > 0");
+  // log(max/min) = |log x - log y|; the gradient is sign(x - y) / x, zero at x == y.
+  return (torch::log(x) - std::log(y)).abs();
+}
+
+torch::Tensor union_of_masks(const torch::Tensor& masks) {
+  require(masks.dim() >= 2, "union of masks: expected [..., n, width]");
+  return 1.0 - (1.0 - masks).prod(-2);
+}
+
+torch::Tensor union_regulariser(const std::vector<torch::Tensor>& unions) {
+  require(!unions.empty(), "union regulariser: no layers");
+  torch::Tensor sum;
+  for (const auto& u : unions) {
+    auto term = log_ratio_distance(u.mean(), 1.0);  // sum(u) / |u|
+    sum = sum.defined() ? sum + term : term;
+  }
+  return sum / static_cast<double>(unions.size());
+}
+
+torch::Tensor switch_load_balance(const torch::Tensor& one_hot, const torch::Tensor& probs) {
+  require(one_hot.sizes() == probs.sizes(), "load balancing: routing and probabilities differ in shape");
+  const std::int64_t n = probs.size(-1);
+  auto f = one_hot.detach().reshape({-1, n}).to(probs.dtype()).mean(0);  // F_i
+  auto p = probs.reshape({-1, n}).mean(0);                                // P_i
+  return static_cast<double>(n) * (f * p).sum();
+}
+
+}  // namespace moxlab

@@ -1,0 +1,27 @@
+// ToMoE's regularisers (section 3.4, Eq. 6-9 and App. B.2 Eq. 16) as functions of masks and router
+// outputs, so each is checked against a hand computation. Not yet weighted (Eq. 10: alpha, beta, gamma).
+#pragma once
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace moxlab {
+
+// f(x, y) = log(max(x, y) / min(x, y)) (below Eq. 8): a symmetric log-ratio distance, zero at x = y.
+// x: a scalar tensor > 0 (differentiable), y > 0.
+torch::Tensor log_ratio_distance(const torch::Tensor& x, double y);
+
+// Eq. 6 / Eq. 16: the union of kept positions, u = 1 - prod_i (1 - s_i) over dimension -2 of masks
+// [..., n, width] (n tokens for Eq. 6; n experts for the efficient MLP form Eq. 16). Differentiable in the
+// soft (straight-through) masks.
+torch::Tensor union_of_masks(const torch::Tensor& masks);
+
+// Eq. 7: R_U = (1/L) sum_l f(sum(u_l) / |u_l|, 1) over the per-layer unions u_l (each [width_l]).
+torch::Tensor union_regulariser(const std::vector<torch::Tensor>& unions);
+
+// Eq. 9 (Switch Transformer load balancing): R_L = N sum_i F_i P_i, F_i = fraction of tokens whose
+// one-hot routing G picks expert i (not differentiated), P_i = mean router probability of expert i.
+// one_hot, probs: [..., N]; leading dimensions are tokens. Uniform routing gives 1.
+torch::Tensor switch_load_balance(const torch::Tensor& one_hot, const torch::Tensor& probs);
+
+}  // namespace moxlab
