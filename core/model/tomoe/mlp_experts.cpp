@@ -1,0 +1,63 @@
+#include "core/model/tomoe/mlp_experts.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "core/common/error.h"
+#include "core/model/tomoe/gumbel_gates.h"
+
+namespace moxlab {
+
+namespace {
+// Gumbel noise while training, zeros (the deterministic decision) in evaluation.
+torch::Tensor gate_noise(const torch::Tensor& like, bool training) {
+  if (!training) return torch::zeros_like(like);
+  return gumbel_noise(like.sizes(), at::detail::getDefaultCPUGenerator(), like.options().requires_grad(false));
+}
+}  // namespace
+
+MlpExpertRouterImpl::MlpExpertRouterImpl(const MlpExpertOptions& o) : o_(o) {
+  require(o.dim > 0 && o.d_mid > 0 && o.embedding > 0, "ToMoE MLP experts: dim, d_mid and embedding must be positive");
+  require(o.experts >= 1, "ToMoE MLP experts: need at least one expert");
+  require(o.tau > 0, "ToMoE MLP experts: temperature must be > 0");
+  router = register_module("router", torch::nn::Linear(torch::nn::LinearOptions(o.dim, o.experts).bias(false)));
+  proj_norm = register_module("proj_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
+  proj = register_module("proj", torch::nn::Linear(o.embedding, o.d_mid));
+}
+
+MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch::Tensor& experts) {
+  require(experts.dim() == 2 && experts.size(0) == o_.experts && experts.size(1) == o_.embedding,
+          "ToMoE MLP experts: expert embeddings must be [experts, embedding]");
+  MlpExpertGates g;
+  // Routing in float32, as the official code does.
+  auto logits = router(x).to(torch::kFloat);
+  g.probs = torch::softmax(logits, -1);
+  g.route = st_gumbel_softmax(logits, gate_noise(logits, is_training()), o_.tau);  // Eq. 3, 14
+  auto mask_logits = proj(torch::gelu(proj_norm(experts))).to(torch::kFloat);       // Eq. 11
+  g.expert_masks = st_gumbel_sigmoid(mask_logits, gate_noise(mask_logits, is_training()), o_.tau, o_.offset);
+  g.token_masks = torch::matmul(g.route, g.expert_masks).to(x.dtype());  // G s_e: [..., d_mid]
+  return g;
+}
+
+torch::Tensor masked_swiglu(const SwiGLU& ffn, const torch::Tensor& x, const torch::Tensor& mask) {
+  // The SwiGLU's linears are bias-free: W x is torch::linear on the weight.
+  auto gate = torch::silu(torch::linear(x, ffn.w1->weight)) * mask;
+  auto up = torch::linear(x, ffn.w3->weight) * mask;
+  return torch::linear(gate * up, ffn.w2->weight);
+}
+
+ExpertWeights extract_expert(const SwiGLU& ffn, const torch::Tensor& keep) {
+  require(keep.dim() == 1 && keep.size(0) == ffn.w1->weight.size(0), "extract expert: keep must be [d_mid]");
+  auto idx = keep.detach().nonzero().squeeze(-1);
+  ExpertWeights e;
+  e.w_gate = ffn.w1->weight.detach().index_select(0, idx);
+  e.w_up = ffn.w3->weight.detach().index_select(0, idx);
+  e.w_down = ffn.w2->weight.detach().index_select(1, idx);
+  return e;
+}
+
+torch::Tensor expert_forward(const ExpertWeights& e, const torch::Tensor& x) {
+  auto act = torch::silu(torch::matmul(x, e.w_gate.t())) * torch::matmul(x, e.w_up.t());
+  return torch::matmul(act, e.w_down.t());
+}
+
+}  // namespace moxlab
