@@ -1,5 +1,7 @@
 #include "core/model/tomoe/gumbel_gates.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <limits>
 
 #include "core/common/error.h"
@@ -18,6 +20,11 @@ torch::Tensor gumbel_noise(at::IntArrayRef shape, at::Generator gen, const torch
   // u in [tiny, 1): log(u) < 0, so -log(-log u) is finite; uniform_ itself excludes the upper end.
   auto u = torch::empty(shape, options).uniform_(0.0, 1.0, gen).clamp_min(std::numeric_limits<float>::min());
   return -torch::log(-torch::log(u));
+}
+
+torch::Tensor gate_noise(const torch::Tensor& like, bool training) {
+  if (!training) return torch::zeros_like(like);
+  return gumbel_noise(like.sizes(), at::detail::getDefaultCPUGenerator(), like.options().requires_grad(false));
 }
 
 torch::Tensor st_gumbel_softmax(const torch::Tensor& logits, const torch::Tensor& noise, double tau) {

@@ -10,6 +10,10 @@ namespace moxlab {
 // Gumbel(0, 1) samples g = -log(-log u), u ~ U(0, 1) drawn from `gen` (u kept inside (0, 1) so g is finite).
 torch::Tensor gumbel_noise(at::IntArrayRef shape, at::Generator gen, const torch::TensorOptions& options = {});
 
+// The noise of a gate over `like`: Gumbel samples from torch's default generator while training (seeded
+// by the trainer), zeros in evaluation (the deterministic decision).
+torch::Tensor gate_noise(const torch::Tensor& like, bool training);
+
 // Eq. 14: ST-G(x) = one_hot(argmax_i (x_i + g_i) / tau) over the last dimension; the gradient is that of
 // softmax((x + g) / tau). logits and noise have the same shape; tau > 0 (ToMoE: 0.4).
 torch::Tensor st_gumbel_softmax(const torch::Tensor& logits, const torch::Tensor& noise, double tau);

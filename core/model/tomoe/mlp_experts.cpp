@@ -1,19 +1,9 @@
 #include "core/model/tomoe/mlp_experts.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-
 #include "core/common/error.h"
 #include "core/model/tomoe/gumbel_gates.h"
 
 namespace moxlab {
-
-namespace {
-// Gumbel noise while training, zeros (the deterministic decision) in evaluation.
-torch::Tensor gate_noise(const torch::Tensor& like, bool training) {
-  if (!training) return torch::zeros_like(like);
-  return gumbel_noise(like.sizes(), at::detail::getDefaultCPUGenerator(), like.options().requires_grad(false));
-}
-}  // namespace
 
 MlpExpertRouterImpl::MlpExpertRouterImpl(const MlpExpertOptions& o) : o_(o) {
   require(o.dim > 0 && o.d_mid > 0 && o.embedding > 0, "ToMoE MLP experts: dim, d_mid and embedding must be positive");

@@ -1,0 +1,62 @@
+#include "core/model/tomoe/head_dim_masks.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/model/tomoe/gumbel_gates.h"
+
+namespace moxlab {
+
+HeadDimMaskerImpl::HeadDimMaskerImpl(const HeadDimMaskOptions& o) : o_(o) {
+  require(o.dim > 0 && o.embedding > 0, "ToMoE head-dim masks: dim and embedding must be positive");
+  require(o.head_dim >= 2 && o.head_dim % 2 == 0, "ToMoE head-dim masks: head_dim must be even (RoPE pairs)");
+  require(o.tau > 0, "ToMoE head-dim masks: temperature must be > 0");
+  proj_e = register_module("proj_e", torch::nn::Linear(o.dim, o.embedding));
+  dec_norm = register_module("dec_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
+  dec = register_module("dec", torch::nn::Linear(o.embedding, o.head_dim + o.head_dim / 2));
+}
+
+torch::Tensor HeadDimMaskerImpl::decode(const torch::Tensor& e) {
+  return dec(torch::gelu(dec_norm(e))).to(torch::kFloat);
+}
+
+void HeadDimMaskerImpl::set_inference_top_k(int k) {
+  require(k >= 1 && k <= o_.head_dim, "ToMoE head-dim masks: top-K must be in [1, head_dim], got " + std::to_string(k));
+  top_k_ = k;
+}
+
+HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Tensor& experts) {
+  require(experts.dim() == 2 && experts.size(1) == o_.embedding, "ToMoE head-dim masks: experts must be [N, embedding]");
+  const int h = o_.head_dim;
+  auto mean_e = experts.mean(0);  // (1/N) 1^T E
+  HeadDimMasks m;
+  // Static q/k mask: the last h/2 decoder outputs of the mean embedding alone, one per RoPE pair.
+  auto qk_logits = decode(mean_e).narrow(-1, h, h / 2);
+  m.qk = rope_pair_mask(st_gumbel_sigmoid(qk_logits, gate_noise(qk_logits, is_training()), o_.tau, o_.offset));
+  // Dynamic v/o mask (Eq. 5): the first h decoder outputs of Proj_E(x_t) + mean embedding.
+  auto vo_logits = decode(proj_e(x) + mean_e).narrow(-1, 0, h);
+  if (!is_training() && top_k_) {
+    m.vo = top_k_mask(vo_logits, *top_k_);
+  } else {
+    m.vo = st_gumbel_sigmoid(vo_logits, gate_noise(vo_logits, is_training()), o_.tau, o_.offset);
+  }
+  m.vo = m.vo.to(x.dtype());
+  m.qk = m.qk.to(x.dtype());
+  return m;
+}
+
+torch::Tensor rope_pair_mask(const torch::Tensor& per_pair) { return per_pair.repeat_interleave(2, -1); }
+
+int average_kept(const torch::Tensor& masks) {
+  require(masks.dim() >= 1 && masks.numel() > 0, "average kept count: empty masks");
+  const double mean = masks.detach().to(torch::kDouble).sum(-1).mean().item<double>();
+  return static_cast<int>(std::lround(mean));
+}
+
+torch::Tensor top_k_mask(const torch::Tensor& logits, int k) {
+  require(k >= 0 && k <= logits.size(-1), "top-K mask: k out of range");
+  auto idx = std::get<1>(logits.detach().topk(k, -1));
+  return torch::zeros_like(logits).scatter(-1, idx, 1.0);
+}
+
+}  // namespace moxlab
