@@ -141,3 +141,28 @@ TEST_CASE("Switch load balancing (Eq. 9): N sum F_i P_i, 1 when uniform, gradien
   CHECK(switch_load_balance(cycle, uniform).item<double>() == Approx(1.0));
   CHECK_THROWS_AS(switch_load_balance(g, uniform), Error);
 }
+
+TEST_CASE("Parameter regulariser (Eq. 8): max widths, T(d_MoE) by hand, f against p·T_total", "[tomoe][regulariser]") {
+  // Widest expert: rows keep 2, 3, 1 channels -> d = 3; the gradient reaches only that row.
+  auto masks = torch::tensor({{1.0, 1.0, 0.0, 0.0}, {1.0, 1.0, 1.0, 0.0}, {0.0, 0.0, 0.0, 1.0}}).requires_grad_();
+  auto d = max_width(masks);
+  CHECK(d.item<float>() == 3.0f);
+  d.backward();
+  CHECK(torch::equal(masks.grad().sum(-1), torch::tensor({0.0f, 4.0f, 0.0f})));
+
+  // dim 16, 4 heads, 2 KV heads of 4 dims, d_mid 24, 2 layers. Full: per layer attention
+  // 16·6·4·2 = 768 (W_Q 256 + W_K 128 + W_V 128 + W_O 256) and SwiGLU 3·16·24 = 1152 -> 2 · 1920 = 3840.
+  TomoeShape s{16, 4, 2, 4, 24};
+  CHECK(total_parameters(s, 2) == 3840.0);
+  auto full = [](double qk, double vo, double mlp) {
+    return LayerWidths{torch::tensor(qk, torch::kDouble), torch::tensor(vo, torch::kDouble), torch::tensor(mlp, torch::kDouble)};
+  };
+  CHECK(active_parameters(s, {full(4, 4, 24), full(4, 4, 24)}).item<double>() == 3840.0);
+  // Layer 0 keeps q/k 2, v/o 3, MLP 12: 96·2 + 96·3 + 48·12 = 192 + 288 + 576 = 1056; layer 1 full 1920.
+  auto t = active_parameters(s, {full(2, 3, 12), full(4, 4, 24)});
+  CHECK(t.item<double>() == 2976.0);
+  // R_P at p = 0.5: f(2976, 1920) = log(2976 / 1920) = 0.438255; at p = 1: log(3840 / 2976) = 0.254892.
+  CHECK(parameter_regulariser(t, 3840, 0.5).item<double>() == Approx(0.438255).margin(1e-6));
+  CHECK(parameter_regulariser(t, 3840, 1.0).item<double>() == Approx(0.254892).margin(1e-6));
+  CHECK_THROWS_AS(parameter_regulariser(t, 3840, 0.0), Error);
+}
