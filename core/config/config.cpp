@@ -42,9 +42,10 @@ Schema bind(Config& c) {
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
   s.add("model.patch_size", m.patch_size, 1, 1024, "ViT patch side in pixels (image runs, data.images)");
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
-  s.add("model.attention", m.attention, {"dense", "mohd", "moh"},
-        "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts)");
-  s.add("model.ffn", m.ffn, {"dense", "mohd"}, "FFN kind (mohd: MoHD sub-dimension routing)");
+  s.add("model.attention", m.attention, {"dense", "mohd", "moh", "tomoe"},
+        "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts; tomoe: ToMoE head-dim masks)");
+  s.add("model.ffn", m.ffn, {"dense", "mohd", "tomoe"},
+        "FFN kind (mohd: MoHD sub-dimension routing; tomoe: ToMoE top-1 MLP experts)");
   for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
     const std::string k = std::string("mohd.") + part + ".";
     s.add(k + "sub_dims", mo->sub_dims, 1, 4096, "MoHD: sub-dimensions N the hidden dimension is sliced into");
@@ -65,6 +66,17 @@ Schema bind(Config& c) {
   s.add("moh.quantised", h.quantised, "MoH: binary gates with a straight-through estimator (Eq. 9-10; always for query_norm)");
   s.add("moh.gate_form", h.gate_form, {"paper", "code"}, "MoH: gate and loss scaling as in the paper or the official code");
   s.add("moh.balance_beta", h.balance_beta, 0, 1e3, "MoH: weight beta of the head load-balance loss (Eq. 8)");
+
+  auto& te = m.tomoe;
+  s.add("tomoe.experts", te.experts, 1, 4096, "ToMoE: MLP experts N per layer");
+  s.add("tomoe.tau", te.tau, 1e-3, 100.0, "ToMoE: Gumbel temperature of the straight-through gates (Eq. 14-15)");
+  s.add("tomoe.offset", te.offset, -100.0, 100.0, "ToMoE: Gumbel-Sigmoid offset b (Eq. 15; 3 keeps every channel at the start)");
+  s.add("tomoe.hypernet_input", te.hypernet_input, 1, 4096, "ToMoE: size of the hypernetwork's fixed random inputs (Eq. 1)");
+  s.add("tomoe.hypernet_hidden", te.hypernet_hidden, 1, 4096, "ToMoE: GRU hidden size per direction (expert embedding = 2x)");
+  s.add("tomoe.active", te.active, 1e-3, 1.0, "ToMoE: target ratio p of active to total parameters (Eq. 8)");
+  s.add("tomoe.alpha", te.alpha, 0.0, 1e6, "ToMoE: weight alpha of the parameter regulariser (Eq. 10)");
+  s.add("tomoe.beta", te.beta, 0.0, 1e6, "ToMoE: weight beta of the union-of-experts regulariser (Eq. 10)");
+  s.add("tomoe.gamma", te.gamma, 0.0, 1e6, "ToMoE: weight gamma of the load-balance regulariser (Eq. 10)");
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -101,6 +113,11 @@ Schema bind(Config& c) {
   s.add("train.log_every", t.log_every, 1, kBig, "steps between metric rows");
   s.add("train.threads", t.threads, 0, 4096, "LibTorch threads (0: all cores)");
   s.add("train.device", t.device, {}, "cpu, cuda, cuda:N");
+  s.add("train.trainable", t.trainable, {"all", "routing"},
+        "parameters that train: all, or only the routing modules a method adds (ToMoE: the dense model stays frozen)");
+  s.add("train.loss", t.loss, {"lm", "distill"},
+        "main loss: lm (next-token cross-entropy) or distill (ToMoE Eq. 10: KL of the dense teacher, gates off, to the gated model)");
+  s.add("train.distill_scale", t.distill_scale, 0.0, 1e6, "factor on the distillation KL (the official ToMoE code uses 2)");
   s.add("train.init_from", t.init_from, {}, "checkpoint (path, sweep:NAME/VARIANT/SEED, or sweep:NAME/VARIANT for this run's seed) whose weights start the model (continue-tuning; new parameters keep their init)");
 
   auto& e = c.eval;
@@ -245,6 +262,8 @@ void validate(const Config& c) {
                                                              std::to_string(m.n_heads) + ")");
     }
   }
+  require(c.train.loss != "distill" || m.is_tomoe(),
+          "train.loss = distill needs a ToMoE model (model.attention or model.ffn = tomoe): its teacher is the model with its gates off");
   require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");

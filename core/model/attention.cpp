@@ -5,6 +5,7 @@
 #include "core/common/error.h"
 #include "core/model/moh/moh_attention.h"
 #include "core/model/mohd/mohd_components.h"
+#include "core/model/tomoe/tomoe_modules.h"
 
 namespace moxlab {
 
@@ -34,7 +35,8 @@ torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor&
 }
 
 torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
-                                           const BlockTapNames& taps, torch::Tensor* q_pre_rope) {
+                                           const BlockTapNames& taps, torch::Tensor* q_pre_rope,
+                                           const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
   ctx.tap(taps.attn_in, x);
   auto q = wq(x).view({B, T, n_heads_, head_dim_});
@@ -46,6 +48,10 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
   if (q_pre_rope) *q_pre_rope = q;
   q = rope.apply(q);
   k = rope.apply(k);
+  if (qk_mask.defined()) {
+    q = q * qk_mask;
+    k = k * qk_mask;
+  }
   const int group = n_heads_ / n_kv_heads_;
   if (group > 1) {
     k = k.repeat_interleave(group, 2);
@@ -72,6 +78,7 @@ std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer) {
   if (o.attention == "dense") return std::make_shared<DenseAttention>(o);
   if (o.attention == "mohd") return std::make_shared<MohdAttention>(o);
   if (o.attention == "moh") return std::make_shared<MohAttention>(o, layer);
+  if (o.attention == "tomoe") return std::make_shared<TomoeAttention>(o, layer);
   throw Error("unknown model.attention kind '" + o.attention + "'");
 }
 

@@ -31,9 +31,10 @@ class DenseAttention : public Attention {
                         const BlockTapNames& taps) override;
   // The two halves of forward, for kinds that act between them (MoH weights the heads):
   // per-head outputs [B, T, H, head_dim] (taps attn.in, q, k, v; q_pre_rope receives the queries
-  // [B, T, H, head_dim] before RoPE), then the output projection of the concatenated heads (taps attn.ctx, out).
+  // [B, T, H, head_dim] before RoPE; qk_mask [head_dim], when given, multiplies queries and keys after RoPE,
+  // as ToMoE's static mask does), then the output projection of the concatenated heads (taps attn.ctx, out).
   torch::Tensor head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
-                             torch::Tensor* q_pre_rope = nullptr);
+                             torch::Tensor* q_pre_rope = nullptr, const torch::Tensor& qk_mask = {});
   torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
 
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};

@@ -2,6 +2,7 @@
 
 #include "core/common/error.h"
 #include "core/model/mohd/mohd_components.h"
+#include "core/model/tomoe/tomoe_modules.h"
 
 namespace moxlab {
 
@@ -32,8 +33,9 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
   return y;
 }
 
-std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int /*layer*/) {
+std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int layer) {
   if (o.ffn == "dense") return std::make_shared<SwiGLU>(o);
+  if (o.ffn == "tomoe") return std::make_shared<TomoeFeedForward>(o, layer);
   if (o.ffn == "mohd") return std::make_shared<MohdFeedForward>(o);
   throw Error("unknown model.ffn kind '" + o.ffn + "'");
 }

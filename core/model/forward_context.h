@@ -12,9 +12,19 @@
 
 namespace moxlab {
 
+struct TomoeTrace;  // core/model/tomoe/tomoe_trace.h
+
 struct ForwardContext {
   ProbeRecorder* probes = nullptr;
   std::vector<std::pair<std::string, torch::Tensor>> aux_losses;  // (name, scalar already weighted)
+  // Diagnostics of this pass that are not losses (e.g. ToMoE's active-parameter ratio); the trainer logs
+  // their means as "train/NAME".
+  std::vector<std::pair<std::string, double>> stats;
+  // The dense model inside a method model: every gate off (ToMoE's self-distillation teacher, Eq. 10).
+  bool gates_off = false;
+  // ToMoE's per-layer decisions of this pass. The Transformer sets one up when the caller passes none;
+  // a caller that wants them after the pass (analyses) passes its own.
+  TomoeTrace* tomoe = nullptr;
 
   void tap(const std::string& name, const torch::Tensor& t) {
     if (probes && probes->wants(name)) probes->record(name, t);

@@ -5,6 +5,7 @@
 
 #include "core/model/moh/moh_options.h"
 #include "core/model/mohd/mohd_options.h"
+#include "core/model/tomoe/tomoe_options.h"
 
 namespace moxlab {
 
@@ -22,11 +23,12 @@ struct ModelOptions {
   bool tie_embeddings = true;
   bool qkv_bias = false;     // Qwen2-style bias on the Q, K and V projections
   double init_std = 0.02;
-  std::string attention = "dense";  // pluggable attention kind (MoHD, MoH and ToMoE variants add theirs)
-  std::string ffn = "dense";        // pluggable FFN kind
+  std::string attention = "dense";  // pluggable attention kind: dense | mohd | moh | tomoe
+  std::string ffn = "dense";        // pluggable FFN kind: dense | mohd | tomoe
   MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)
   MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
   MohOptions moh;                   // used when attention = "moh" (keys moh.*)
+  TomoeOptions tomoe;               // used when attention or ffn = "tomoe" (keys tomoe.*)
 
   // Not a TOML key: the ViT (core/model/vision_transformer.h) clears it so its patch tokens attend to
   // each other in both directions; decoders are causal.
@@ -36,6 +38,7 @@ struct ModelOptions {
   int head_dim_override = 0;  // model.head_dim; 0: dim / n_heads. MoHD expansion widens dim at a fixed
                               // attention width n_heads * head_dim (constant activated parameters).
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : dim / n_heads; }
+  bool is_tomoe() const { return attention == "tomoe" || ffn == "tomoe"; }
   int resolved_ffn_hidden() const {
     if (ffn_hidden > 0) return ffn_hidden;
     int h = (8 * dim) / 3;

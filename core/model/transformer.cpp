@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/model/tomoe/tomoe_trace.h"
+
 namespace moxlab {
 
 BlockImpl::BlockImpl(const ModelOptions& o, int layer) : taps(layer) {
@@ -36,6 +38,15 @@ Transformer::Transformer(const ModelOptions& o) : opts_(o), rope_(o.head_dim(), 
   norm = register_module("norm", RMSNorm(o.dim, o.norm_eps));
   if (!o.tie_embeddings)
     output = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(o.dim, o.vocab_size).bias(false)));
+  if (o.is_tomoe()) {
+    ExpertHypernetworkOptions h;
+    h.layers = o.n_layers;
+    h.experts = o.tomoe.experts;
+    h.input_size = o.tomoe.hypernet_input;
+    h.hidden_size = o.tomoe.hypernet_hidden;
+    h.seed = 0x70e;  // z is a saved buffer; a fixed draw keeps it independent of the training seed
+    hypernet = register_module("hypernet", ExpertHypernetwork(h));
+  }
 }
 
 torch::Tensor Transformer::output_weight() const {
@@ -43,9 +54,26 @@ torch::Tensor Transformer::output_weight() const {
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& ctx) {
+  const bool tomoe = hypernet && !ctx.gates_off;
+  TomoeTrace own_trace;
+  TomoeTrace* const caller_trace = ctx.tomoe;
+  if (tomoe) {
+    if (!ctx.tomoe) ctx.tomoe = &own_trace;
+    ctx.tomoe->reset(opts_.n_layers);
+    ctx.tomoe->experts = hypernet->forward();  // [L, N, d_e]
+  }
   auto x = tok_embeddings(tokens);
   for (std::size_t l = 0; l < blocks->size(); ++l) x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, ctx);
   x = norm(x);
+  if (tomoe) {  // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L
+    const TomoeRegularisers r = tomoe_regularisers(*ctx.tomoe, opts_);
+    const auto& t = opts_.tomoe;
+    if (t.alpha > 0) ctx.aux_losses.emplace_back("tomoe.param", t.alpha * r.param);
+    if (t.beta > 0 && r.union_term.defined()) ctx.aux_losses.emplace_back("tomoe.union", t.beta * r.union_term);
+    if (t.gamma > 0 && r.load.defined()) ctx.aux_losses.emplace_back("tomoe.load", t.gamma * r.load);
+    ctx.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
+    ctx.tomoe = caller_trace;
+  }
   return torch::nn::functional::linear(x, output_weight());
 }
 
@@ -62,6 +90,37 @@ torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Ten
 
 void Transformer::init_weights(std::uint64_t seed) { init_parameters(*this, opts_, seed); }
 
+namespace {
+bool has_module(const std::string& name, std::initializer_list<const char*> modules) {
+  const std::string dotted = "." + name;
+  for (const char* m : modules)
+    if (dotted.find(m) != std::string::npos) return true;
+  return false;
+}
+bool is_tomoe_routing(const std::string& name) { return has_module(name, {".hypernet.", ".masker.", ".expert_router."}); }
+
+// ToMoE's routing modules as PyTorch initialises them (the official code keeps those defaults).
+void init_tomoe_routing(const std::string& name, torch::Tensor& p) {
+  const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+  if (name.find("_norm.") != std::string::npos) {
+    if (bias) p.zero_();
+    else p.fill_(1.0);
+  } else if (name.find("hypernet.gru.") != std::string::npos) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(0) / 3));  // [3 * hidden, ...]: U(+-1/sqrt(hidden))
+    p.uniform_(-bound, bound);
+  } else if (bias) {
+    p.zero_();  // PyTorch draws U(+-1/sqrt(in)); 0 leaves every first mask decision to the offset b
+  } else {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(-1)));  // Linear [out, in]: U(+-1/sqrt(in))
+    p.uniform_(-bound, bound);
+  }
+}
+}  // namespace
+
+bool is_routing_parameter(const std::string& name) {
+  return is_tomoe_routing(name) || has_module(name, {".head_router.", ".mixer.router."});
+}
+
 void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed) {
   torch::manual_seed(seed);
   torch::NoGradGuard ng;
@@ -70,7 +129,8 @@ void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint6
   for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     auto& p = item.value();
-    if (name.find("norm") != std::string::npos) p.fill_(1.0);
+    if (is_tomoe_routing(name)) init_tomoe_routing(name, p);
+    else if (name.find("norm") != std::string::npos) p.fill_(1.0);
     else if (name.find(".monarch.") != std::string::npos || name.find(".head_router.") != std::string::npos) {
       // Default linear initialisation U(+-1/sqrt(fan_in)) (NOTES.md): MoHD group fusion blocks
       // [blocks, out, in] like a linear layer of the block's fan-in; MoH routers as in the official code.

@@ -7,6 +7,7 @@
 #include "core/model/block.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
+#include "core/model/tomoe/expert_hypernetwork.h"
 
 namespace moxlab {
 
@@ -33,6 +34,7 @@ class Transformer : public torch::nn::Module {
   torch::nn::ModuleList blocks{nullptr};
   RMSNorm norm{nullptr};
   torch::nn::Linear output{nullptr};  // null when tied
+  ExpertHypernetwork hypernet{nullptr};  // ToMoE models only: every layer's expert embeddings (Eq. 1)
 
 
  private:
@@ -40,10 +42,15 @@ class Transformer : public torch::nn::Module {
   Rope rope_;
 };
 
+// Parameters of the routing modules a method adds on top of the dense model (ToMoE's hypernetwork, masks
+// and routers; MoH's and MoHD's routers): what train.trainable = "routing" trains while the rest stays frozen.
+bool is_routing_parameter(const std::string& name);
+
 // The initialisation every model here shares, by parameter name: Normal(0, init_std) weights; output
 // projections of each residual branch (wo, w2) scaled by 1/sqrt(2 * n_layers) as in GPT-2, so the
-// residual stream's variance does not grow with depth; norms 1, biases 0; MoHD fusion blocks and MoH
-// routers U(+-1/sqrt(fan_in)) as in the official code. Seeds torch's generator first.
+// residual stream's variance does not grow with depth; norms 1, biases 0; MoHD fusion blocks, MoH routers
+// and ToMoE's routing modules like PyTorch's default layers, as in the official code (linear weights and
+// GRU parameters U(+-1/sqrt(fan_in or hidden)), LayerNorm 1 and 0). Seeds torch's generator first.
 void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed);
 
 }  // namespace moxlab

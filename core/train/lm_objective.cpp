@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/eval/perplexity.h"
+#include "core/train/distillation.h"
 
 namespace moxlab {
 
@@ -36,7 +37,16 @@ std::pair<torch::Tensor, torch::Tensor> LmObjective::batch(std::int64_t step, in
 
 torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, ForwardContext& ctx) {
   auto [x, y] = batch(step, micro);
-  return Transformer::lm_loss(model_->forward(x, ctx), y);
+  auto logits = model_->forward(x, ctx);
+  if (t_.loss != "distill") return Transformer::lm_loss(logits, y);
+  torch::Tensor teacher;
+  {
+    torch::NoGradGuard no_grad;
+    ForwardContext teacher_ctx;
+    teacher_ctx.gates_off = true;  // the dense model inside the ToMoE model (Eq. 10's f(x))
+    teacher = model_->forward(x, teacher_ctx);
+  }
+  return t_.distill_scale * distillation_kl(teacher, logits);
 }
 
 Metrics LmObjective::validate() {

@@ -23,9 +23,11 @@ class LmObjective : public TrainObjective {
   // "val/<domain>/loss", "val/loss" (token-weighted over domains), "val/ppl".
   Metrics validate() override;
   std::string metric_definition(const std::string& key) const override;
+  // Inputs and next-token targets [B, T] of micro-batch `micro` of step `step` (train split), on the
+  // model's device; also the calibration tokens of post-training steps (ToMoE's top-K).
+  std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
 
  private:
-  std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
 
   TrainOptions t_;
   std::shared_ptr<Transformer> model_;

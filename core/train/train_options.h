@@ -28,6 +28,13 @@ struct TrainOptions {
   // Checkpoint whose weights start the model (continue-tuning, e.g. dense -> MoH): a path, or
   // "sweep:NAME/VARIANT/SEED" (experiments/runner/checkpoint_ref.h); "" = none. Validated at step 0 too.
   std::string init_from;
+  // Which parameters train: "all", or "routing" (only the routing modules a method adds, everything
+  // else frozen: ToMoE trains its hypernetwork, masks and routers on a frozen dense model).
+  std::string trainable = "all";
+  // Main loss: "lm" (next-token cross-entropy) or "distill" (ToMoE Eq. 10: KL(dense teacher || gated
+  // student) over the vocabulary at every position, the teacher being the same model with its gates off).
+  std::string loss = "lm";
+  double distill_scale = 2.0;  // the official ToMoE code's factor on the KL (the paper's alpha = 16 is tuned with it)
 };
 
 }  // namespace moxlab

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "core/common/error.h"
+#include "core/model/transformer.h"
 #include "core/train/lr_schedule.h"
 
 namespace moxlab {
@@ -11,10 +13,19 @@ namespace moxlab {
 namespace {
 
 // AdamW groups: decoupled weight decay on matrices (dim >= 2, embeddings included), none on norms
-// and biases, as in the GPT/LLaMA recipes.
+// and biases, as in the GPT/LLaMA recipes. With train.trainable = "routing" only the routing modules
+// are in them; every other parameter is frozen (requires_grad off, so no gradient is even computed).
 std::vector<torch::optim::OptimizerParamGroup> param_groups(torch::nn::Module& model, const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
-  for (auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  for (auto& item : model.named_parameters()) {
+    auto& p = item.value();
+    if (t.trainable == "routing" && !is_routing_parameter(item.key())) {
+      p.set_requires_grad(false);
+      continue;
+    }
+    (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  }
+  require(!decay.empty() || !no_decay.empty(), "train.trainable = " + t.trainable + ": the model has no such parameters to train");
   auto make = [&](double wd) {
     return std::make_unique<torch::optim::AdamWOptions>(
         torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.adam_eps).weight_decay(wd));
@@ -76,6 +87,7 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
     for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
     optimizer_->zero_grad();
     double loss_sum = 0, aux_sum = 0;
+    std::map<std::string, double> term_sums;  // each auxiliary loss and pass statistic, summed over micro-batches
     for (int micro = 0; micro < t.grad_accum; ++micro) {
       ForwardContext ctx;
       auto loss = objective_.micro_loss(step_, micro, ctx);
@@ -84,6 +96,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
         total = total + aux;
         aux_sum += aux.item<double>();
       }
+      for (const auto& [name, value] : ctx.aux_losses) term_sums["aux/" + name] += value.item<double>();
+      for (const auto& [name, value] : ctx.stats) term_sums[name] += value;
       (total / t.grad_accum).backward();
       loss_sum += loss.item<double>();
     }
@@ -117,6 +131,7 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       Metrics m{{"train/loss", loss}, {"train/lr", lr}, {"train/grad_norm", grad_norm},
                 {"train/tokens", static_cast<double>(tokens_seen_)}, {"train/tokens_per_s", smoothed_tps}};
       if (aux_sum != 0) m.emplace_back("train/aux_loss", aux_sum / t.grad_accum);
+      for (const auto& [name, sum] : term_sums) m.emplace_back("train/" + name, sum / t.grad_accum);
       cb.on_metrics(step_, m);
     }
     const bool last = step_ == t.max_steps;

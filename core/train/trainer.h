@@ -59,8 +59,11 @@ class Trainer {
   std::int64_t step() const { return step_; }
   torch::optim::AdamW& optimizer() { return *optimizer_; }
 
- private:
+  // Writes the checkpoint of the current state as of `step` (atomically), e.g. after a post-training
+  // conversion changed the model.
   void save(std::int64_t step);
+
+ private:
 
   Config cfg_;
   TrainObjective& objective_;

@@ -32,28 +32,29 @@ void register_train(CLI::App& app) {
   auto* resume = cmd->add_option("--resume", a->resume_run, "resume the newest unfinished run with this config, or RUN_ID")
                      ->expected(0, 1)
                      ->default_str("-1");
-  cmd->callback([a, resume]() {
-    Config cfg = load_config(a->config, a->sets);
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    ProgressBar bar("train");
-    TrainRunOptions o;
-    o.resume = resume->count() > 0;
-    o.resume_run = a->resume_run;
-    o.stop = &g_stop;
-    o.log = [](const std::string& s) { std::cerr << s << "\n"; };
-    o.on_step = [&bar](const StepReport& r) {
-      char extra[128];
-      std::snprintf(extra, sizeof(extra), "loss %.4f  lr %.2e  %.0f %s/s", r.loss, r.lr, r.tokens_per_s, r.unit);
-      bar.update(r.step, r.max_steps, extra, r.eta_s);
-    };
-    TrainRunResult res = run_training(cfg, o);
-    bar.finish();
-    std::cout << "run " << res.run_id << (res.train.interrupted ? " stopped" : " finished") << " at step "
-              << res.train.steps << " (" << res.train.tokens_seen << " " << res.train.unit << ", " << format_duration(res.train.seconds)
-              << "); checkpoint " << res.checkpoint << "\n";
-    for (const auto& [k, v] : res.train.final_val) std::cout << "  " << k << " = " << v << "\n";
-  });
+  cmd->callback([a, resume]() { train_in_foreground(load_config(a->config, a->sets), resume->count() > 0, a->resume_run); });
+}
+
+void train_in_foreground(const Config& cfg, bool resume, std::int64_t resume_run) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  ProgressBar bar("train");
+  TrainRunOptions o;
+  o.resume = resume;
+  o.resume_run = resume_run;
+  o.stop = &g_stop;
+  o.log = [](const std::string& s) { std::cerr << s << "\n"; };
+  o.on_step = [&bar](const StepReport& r) {
+    char extra[128];
+    std::snprintf(extra, sizeof(extra), "loss %.4f  lr %.2e  %.0f %s/s", r.loss, r.lr, r.tokens_per_s, r.unit);
+    bar.update(r.step, r.max_steps, extra, r.eta_s);
+  };
+  TrainRunResult res = run_training(cfg, o);
+  bar.finish();
+  std::cout << "run " << res.run_id << (res.train.interrupted ? " stopped" : " finished") << " at step "
+            << res.train.steps << " (" << res.train.tokens_seen << " " << res.train.unit << ", " << format_duration(res.train.seconds)
+            << "); checkpoint " << res.checkpoint << "\n";
+  for (const auto& [k, v] : res.train.final_val) std::cout << "  " << k << " = " << v << "\n";
 }
 
 }  // namespace moxlab::cli

@@ -16,6 +16,8 @@ void register_all(CLI::App& app) {
   register_bench(app);
   register_table(app);
   register_sweep(app);
+  register_convert(app);
+  register_prune(app);
 }
 
 }  // namespace moxlab::cli

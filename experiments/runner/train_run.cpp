@@ -18,6 +18,7 @@
 #include "experiments/runner/checkpoint_ref.h"
 #include "experiments/runner/image_eval.h"
 #include "experiments/runner/run_registry.h"
+#include "experiments/runner/tomoe_finish.h"
 
 namespace moxlab {
 
@@ -91,6 +92,8 @@ PreparedTask prepare_task(Config& cfg, const std::function<void(const std::strin
 struct BuiltTask {
   std::unique_ptr<TrainObjective> objective;
   std::shared_ptr<VisionTransformer> vit;  // image runs: evaluated on the test split after training
+  std::shared_ptr<Transformer> lm;         // language-model runs
+  LmObjective* lm_objective = nullptr;
   ParamCount params;
   Metrics init_reference;  // continue-tuning: validation of the train.init_from model itself (the dense start)
 };
@@ -130,7 +133,10 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
   b.params = count_parameters(*model);
   log("model: " + std::to_string(b.params.total) + " non-embedding parameters (" + std::to_string(b.params.active) +
       " active), vocab " + std::to_string(cfg.model.vocab_size));
-  b.objective = std::make_unique<LmObjective>(cfg, model, train, val);
+  auto objective = std::make_unique<LmObjective>(cfg, model, train, val);
+  b.lm = model;
+  b.lm_objective = objective.get();
+  b.objective = std::move(objective);
   return b;
 }
 
@@ -197,6 +203,11 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
       checkpoint_recorded = true;
     };
     out.train = trainer.run(cb, opts.stop);
+    if (cfg.model.is_tomoe() && !out.train.interrupted) {
+      finish_tomoe_conversion(*built.lm, *built.lm_objective, cfg, out.run_id, log);
+      trainer.save(out.train.steps);
+      out.train.final_val = built.objective->validate();  // the converted model's (top-K) validation
+    }
 
     for (const auto& [key, value] : out.train.final_val) {
       const bool is_loss = key.size() > 5 && key.compare(key.size() - 5, 5, "/loss") == 0;

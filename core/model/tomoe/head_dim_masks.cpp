@@ -14,6 +14,7 @@ HeadDimMaskerImpl::HeadDimMaskerImpl(const HeadDimMaskOptions& o) : o_(o) {
   proj_e = register_module("proj_e", torch::nn::Linear(o.dim, o.embedding));
   dec_norm = register_module("dec_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
   dec = register_module("dec", torch::nn::Linear(o.embedding, o.head_dim + o.head_dim / 2));
+  top_k_ = register_buffer("top_k", torch::zeros({}, torch::kLong));
 }
 
 torch::Tensor HeadDimMaskerImpl::decode(const torch::Tensor& e) {
@@ -22,7 +23,13 @@ torch::Tensor HeadDimMaskerImpl::decode(const torch::Tensor& e) {
 
 void HeadDimMaskerImpl::set_inference_top_k(int k) {
   require(k >= 1 && k <= o_.head_dim, "ToMoE head-dim masks: top-K must be in [1, head_dim], got " + std::to_string(k));
-  top_k_ = k;
+  top_k_.fill_(k);
+}
+
+std::optional<int> HeadDimMaskerImpl::inference_top_k() const {
+  const auto k = top_k_.item<std::int64_t>();
+  if (k == 0) return std::nullopt;
+  return static_cast<int>(k);
 }
 
 HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Tensor& experts) {
@@ -35,8 +42,8 @@ HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Ten
   m.qk = rope_pair_mask(st_gumbel_sigmoid(qk_logits, gate_noise(qk_logits, is_training()), o_.tau, o_.offset));
   // Dynamic v/o mask (Eq. 5): the first h decoder outputs of Proj_E(x_t) + mean embedding.
   auto vo_logits = decode(proj_e(x) + mean_e).narrow(-1, 0, h);
-  if (!is_training() && top_k_) {
-    m.vo = top_k_mask(vo_logits, *top_k_);
+  if (const auto k = inference_top_k(); !is_training() && k) {
+    m.vo = top_k_mask(vo_logits, *k);
   } else {
     m.vo = st_gumbel_sigmoid(vo_logits, gate_noise(vo_logits, is_training()), o_.tau, o_.offset);
   }

@@ -35,7 +35,7 @@ class HeadDimMaskerImpl : public torch::nn::Module {
   HeadDimMasks forward(const torch::Tensor& x, const torch::Tensor& experts);
   // Inference form of s_t (after training): the K largest decoder logits per token.
   void set_inference_top_k(int k);
-  std::optional<int> inference_top_k() const { return top_k_; }
+  std::optional<int> inference_top_k() const;
 
   torch::nn::Linear proj_e{nullptr};  // Proj_E^MHA: Linear(d, d_e)
   torch::nn::LayerNorm dec_norm{nullptr};
@@ -44,7 +44,7 @@ class HeadDimMaskerImpl : public torch::nn::Module {
  private:
   torch::Tensor decode(const torch::Tensor& e);
   HeadDimMaskOptions o_;
-  std::optional<int> top_k_;
+  torch::Tensor top_k_;  // int64 scalar buffer, saved with checkpoints: K after conversion, 0 before
 };
 TORCH_MODULE(HeadDimMasker);
 

@@ -1,0 +1,79 @@
+#include "core/model/tomoe/tomoe_conversion.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/model/tomoe/tomoe_modules.h"
+#include "core/model/tomoe/tomoe_trace.h"
+
+namespace moxlab {
+
+namespace {
+bool is_dense_matrix(const std::string& name) {
+  for (const char* m : {".wq.", ".wk.", ".wv.", ".wo.", ".w1.", ".w2.", ".w3."})
+    if (name.find(m) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration) {
+  const ModelOptions& o = model.options();
+  require(o.is_tomoe(), "ToMoE conversion needs a ToMoE model (model.attention or model.ffn = tomoe)");
+  require(!calibration.empty(), "ToMoE conversion needs calibration tokens");
+  model.eval();
+  torch::NoGradGuard no_grad;
+  const int L = o.n_layers;
+  std::vector<TomoeAttention*> attn(L, nullptr);
+  for (int l = 0; l < L; ++l) attn[l] = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
+
+  // K_l = round(mean kept count) of the deterministic (noise-free) v/o masks over every calibration token.
+  std::vector<double> kept(L, 0.0);
+  std::int64_t tokens = 0;
+  for (const auto& batch : calibration) {
+    TomoeTrace trace;
+    ForwardContext ctx;
+    ctx.tomoe = &trace;
+    model.forward(batch, ctx);
+    for (int l = 0; l < L; ++l)
+      if (attn[l]) kept[l] += trace.attention[l].vo.to(torch::kDouble).sum().item<double>() / o.head_dim();
+    tokens += batch.numel();
+  }
+  TomoeConversion c;
+  for (int l = 0; l < L; ++l) {
+    if (!attn[l]) continue;
+    const int k = std::max(1, static_cast<int>(std::lround(kept[l] * o.head_dim() / static_cast<double>(tokens))));
+    attn[l]->masker->set_inference_top_k(k);
+  }
+
+  // The converted model's widths: one pass (they no longer depend on the tokens).
+  TomoeTrace trace;
+  ForwardContext ctx;
+  ctx.tomoe = &trace;
+  model.forward(calibration.front(), ctx);
+  const auto widths = tomoe_widths(trace, o);
+  for (int l = 0; l < L; ++l) {
+    c.qk_width.push_back(static_cast<int>(std::lround(widths[l].qk.item<double>())));
+    c.vo_top_k.push_back(static_cast<int>(std::lround(widths[l].vo.item<double>())));
+    c.mlp_width.push_back(static_cast<int>(std::lround(widths[l].mlp.item<double>())));
+    const auto& m = trace.mlp[l].expert_masks;
+    c.mlp_min_width.push_back(m.defined() ? static_cast<int>(m.sum(-1).min().item<double>()) : o.resolved_ffn_hidden());
+  }
+  const TomoeShape shape = tomoe_shape(o);
+  const double total = total_parameters(shape, L);
+  const double active = active_parameters(shape, widths).item<double>();
+  c.active_ratio = active / total;
+  std::int64_t other = 0;  // norms and inference routing, used by every token
+  for (const auto& p : model.named_parameters()) {
+    const std::string& name = p.key();
+    if (is_dense_matrix(name) || name.rfind("hypernet.", 0) == 0 || name.rfind("tok_embeddings.", 0) == 0 ||
+        name.rfind("output.", 0) == 0)
+      continue;
+    if (name.find(".expert_router.proj") != std::string::npos) continue;  // Proj_D^MLP: dropped, masks are constants
+    other += p.value().numel();
+  }
+  c.params.total = static_cast<std::int64_t>(total) + other;
+  c.params.active = static_cast<std::int64_t>(std::llround(active)) + other;
+  return c;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,31 @@
+// The end of ToMoE's construction (section 3.5): once the routing modules are trained, each layer's
+// per-token v/o mask becomes a top-K choice with K the average kept count over calibration tokens
+// (Eq. 5's inference form), so every token of a layer activates the same width; MLP expert widths and the
+// static q/k mask are fixed by then. Reports the converted model's widths and active parameters.
+#pragma once
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/model/param_count.h"
+#include "core/model/transformer.h"
+
+namespace moxlab {
+
+struct TomoeConversion {
+  std::vector<int> qk_width;      // per layer: kept q/k head dims (the static mask)
+  std::vector<int> vo_top_k;      // per layer: K of the v/o top-K (head_dim where attention is dense)
+  std::vector<int> mlp_width;     // per layer: widest expert's kept channels (d_mid where the FFN is dense)
+  std::vector<int> mlp_min_width; // per layer: narrowest expert
+  double active_ratio = 0;        // T(d_MoE) / T_total (Eq. 8) of the converted model
+  // Non-embedding parameters: total = the dense matrices, norms and inference routing (router, v/o mask
+  // projection); active = the kept widths of the matrices (T(d_MoE)) plus the same norms and routing.
+  // The hypernetwork is not counted: after construction its embeddings are constants.
+  ParamCount params;
+};
+
+// model: a ToMoE Transformer; calibration: token batches [B, T] (int64). Sets the v/o top-K of every
+// ToMoE attention layer, leaves the model in eval mode and returns the conversion's accounting.
+TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration);
+
+}  // namespace moxlab

@@ -1,0 +1,40 @@
+#include "experiments/runner/tomoe_finish.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/tomoe/tomoe_conversion.h"
+#include "core/store/run_store.h"
+#include "experiments/runner/run_registry.h"
+
+namespace moxlab {
+
+void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, const Config& cfg, std::int64_t run,
+                             const std::function<void(const std::string&)>& log) {
+  constexpr int kCalibrationBatches = 8;
+  std::vector<torch::Tensor> calibration;
+  for (int s = 0; s < kCalibrationBatches; ++s) calibration.push_back(objective.batch(s, 0).first);
+  const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  record_param_counts(run, cfg.run.store, c.params);
+  RunStore store(cfg.run.store);
+  const auto count = [](const std::string& def) { return nlohmann::json{{"metric", "count"}, {"definition", def}}.dump(); };
+  store.put_result(run, "tomoe/active_ratio", c.active_ratio,
+                   nlohmann::json{{"metric", "ratio"},
+                                  {"definition", "T(d_MoE) / T_total (ToMoE Eq. 8): kept attention and SwiGLU matrix "
+                                                 "parameters per token (widest expert, v/o top-K) over the dense ones"}}
+                       .dump());
+  std::string widths;
+  for (std::size_t l = 0; l < c.vo_top_k.size(); ++l) {
+    const std::string k = "tomoe/layer" + std::to_string(l) + "/";
+    store.put_result(run, k + "qk_width", c.qk_width[l], count("kept query/key head dims (static RoPE-paired mask)"));
+    store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count("value/output head dims per token (top-K, K = mean kept count)"));
+    store.put_result(run, k + "mlp_width", c.mlp_width[l], count("kept SwiGLU channels of the widest expert"));
+    store.put_result(run, k + "mlp_min_width", c.mlp_min_width[l], count("kept SwiGLU channels of the narrowest expert"));
+    widths += (l ? ", " : "") + std::to_string(c.qk_width[l]) + "/" + std::to_string(c.vo_top_k[l]) + "/" +
+              std::to_string(c.mlp_width[l]);
+  }
+  if (log)
+    log("ToMoE conversion: active ratio " + std::to_string(c.active_ratio) + " (target " + std::to_string(cfg.model.tomoe.active) +
+        "); per layer qk/vo/mlp widths " + widths);
+}
+
+}  // namespace moxlab

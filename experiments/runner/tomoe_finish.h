@@ -1,0 +1,21 @@
+// The last step of a ToMoE run (train.loss = distill on a ToMoE model): turn the trained gates into the
+// converted MoE (v/o top-K from calibration tokens, core/model/tomoe/tomoe_conversion.h) and record its
+// widths and active parameters in the run store.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/model/transformer.h"
+#include "core/train/lm_objective.h"
+
+namespace moxlab {
+
+// Calibration: the first 8 training micro-batches (train.batch_size x train.seq_len tokens each).
+// Results: params/total and params/active (replacing the dense counts), tomoe/active_ratio (Eq. 8's
+// T(d_MoE) / T_total), and per layer tomoe/layer<l>/{qk_width, vo_top_k, mlp_width, mlp_min_width}.
+void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, const Config& cfg, std::int64_t run,
+                             const std::function<void(const std::string&)>& log);
+
+}  // namespace moxlab

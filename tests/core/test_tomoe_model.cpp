@@ -1,0 +1,294 @@
+// The ToMoE model kind (attention and FFN "tomoe" on a dense model, hypernetwork in the Transformer):
+// at initialisation (offset b = 3) every gate keeps everything, so the gated model is exactly the dense
+// model it was built from; with gates off it is the dense model whatever the gates say (the teacher of
+// Eq. 10); the regularisers computed from a pass's trace match a hand computation; the distillation KL
+// matches its definition; gradients reach the hypernetwork, masks and routers and nothing else when the
+// dense weights are frozen; end to end, routing-only distillation leaves every dense weight untouched.
+#include "tests/core/torch_catch.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/model/tomoe/tomoe_conversion.h"
+#include "core/model/tomoe/tomoe_modules.h"
+#include "core/model/tomoe/tomoe_trace.h"
+#include "core/model/transformer.h"
+#include "core/store/run_store.h"
+#include "core/train/checkpoint.h"
+#include "core/train/distillation.h"
+#include "tests/core/cli_support.h"
+
+using namespace moxlab;
+using namespace moxlab::testing;
+
+namespace {
+ModelOptions dense_options() {
+  ModelOptions o;
+  o.vocab_size = 50;
+  o.dim = 32;
+  o.n_layers = 2;
+  o.n_heads = 4;
+  o.n_kv_heads = 2;
+  o.ffn_hidden = 48;
+  o.max_seq_len = 16;
+  return o;
+}
+ModelOptions tomoe_options() {
+  ModelOptions o = dense_options();
+  o.attention = "tomoe";
+  o.ffn = "tomoe";
+  o.tomoe.experts = 3;
+  o.tomoe.hypernet_hidden = 8;
+  return o;
+}
+// Copies every tensor of `from` into the same-named tensor of `to` (ToMoE keeps the dense names).
+void copy_dense_weights(Transformer& from, Transformer& to) {
+  torch::NoGradGuard ng;
+  auto dst = to.named_parameters(true);
+  for (const auto& p : from.named_parameters(true)) dst[p.key()].copy_(p.value());
+}
+double find_aux(const ForwardContext& ctx, const std::string& name) {
+  for (const auto& [n, v] : ctx.aux_losses)
+    if (n == name) return v.item<double>();
+  FAIL("no auxiliary loss " << name);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("ToMoE model at initialisation is the dense model; gates off is the dense model always", "[tomoe][model]") {
+  Transformer dense(dense_options());
+  dense.init_weights(3);
+  Transformer tomoe(tomoe_options());
+  tomoe.init_weights(4);
+  copy_dense_weights(dense, tomoe);
+  REQUIRE(tomoe.hypernet);
+  dense.eval();
+  tomoe.eval();
+  torch::NoGradGuard ng;
+  auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
+  auto want = dense.forward(tokens);
+
+  TomoeTrace trace;
+  ForwardContext ctx;
+  ctx.tomoe = &trace;
+  auto gated = tomoe.forward(tokens, ctx);
+  CHECK(torch::allclose(gated, want, 1e-5, 1e-6));
+  REQUIRE(trace.attention.size() == 2);
+  for (int l = 0; l < 2; ++l) {  // offset b = 3: every decision keeps
+    CHECK(trace.attention[l].qk.min().item<float>() == 1.0f);
+    CHECK(trace.attention[l].vo.min().item<float>() == 1.0f);
+    CHECK(trace.mlp[l].expert_masks.min().item<float>() == 1.0f);
+    CHECK(trace.mlp[l].route.sum(-1).eq(1).all().item<bool>());  // one expert per token
+  }
+  CHECK(ctx.tomoe == &trace);  // the caller's trace is left in place
+  // Eq. 10's terms, weighted: every width full, so R_P = |log(1 / p)| and R_U = 0.
+  CHECK(find_aux(ctx, "tomoe.param") == Approx(16.0 * std::log(2.0)).epsilon(1e-5));
+  CHECK(find_aux(ctx, "tomoe.union") == Approx(0.0).margin(1e-6));
+  CHECK(find_aux(ctx, "tomoe.load") >= 1.0 - 1e-6);  // N sum F_i P_i >= 1, = 1 only when uniform
+  REQUIRE(ctx.stats.size() == 1);
+  CHECK(ctx.stats[0].second == Approx(1.0));
+
+  // Gates that drop most channels change the gated model, never the gates-off one.
+  ModelOptions pruned = tomoe_options();
+  pruned.tomoe.offset = -0.2;
+  Transformer cut(pruned);
+  cut.init_weights(4);
+  copy_dense_weights(dense, cut);
+  cut.eval();
+  ForwardContext cut_ctx;
+  auto cut_logits = cut.forward(tokens, cut_ctx);
+  CHECK_FALSE(torch::allclose(cut_logits, want, 1e-3, 1e-4));
+  CHECK(cut_ctx.stats.at(0).second < 0.9);
+  ForwardContext off;
+  off.gates_off = true;
+  CHECK(torch::allclose(cut.forward(tokens, off), want, 1e-6, 1e-7));
+  CHECK(off.aux_losses.empty());
+}
+
+TEST_CASE("ToMoE regularisers from a pass's trace match a hand computation (Eq. 6-9, 16)", "[tomoe][model]") {
+  ModelOptions o;
+  o.dim = 4;
+  o.n_layers = 1;
+  o.n_heads = 2;
+  o.n_kv_heads = 1;
+  o.ffn_hidden = 3;
+  o.tomoe.active = 0.5;
+  TomoeTrace trace;
+  trace.reset(1);
+  trace.attention[0].qk = torch::tensor({1.0f, 1.0f});
+  trace.attention[0].vo = torch::tensor({1.0f, 0.0f, 0.0f, 0.0f}).reshape({1, 2, 2});   // widest token keeps 1
+  trace.mlp[0].expert_masks = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 0.0f}).reshape({2, 3});  // widest expert 2
+  trace.mlp[0].route = torch::tensor({1.0f, 0.0f, 1.0f, 0.0f}).reshape({1, 2, 2});    // both tokens to expert 0
+  trace.mlp[0].probs = torch::tensor({0.8f, 0.2f, 0.4f, 0.6f}).reshape({1, 2, 2});
+  const TomoeRegularisers r = tomoe_regularisers(trace, o);
+  // T per kept head dim = d (H + H_kv) = 12 for Q+K and for V+O; per MLP channel 3d = 12.
+  // T(d_MoE) = 12*2 + 12*1 + 12*2 = 60; T_total = 12*2 + 12*2 + 12*3 = 84; target p T_total = 42.
+  CHECK(r.active_ratio == Approx(60.0 / 84.0));
+  CHECK(r.param.item<double>() == Approx(std::log(60.0 / 42.0)).epsilon(1e-5));
+  // Unions: v/o over tokens [1, 0] (mean 1/2); MLP over experts [1, 1, 0] (mean 2/3); R_U averages both.
+  CHECK(r.union_term.item<double>() == Approx((std::log(2.0) + std::log(1.5)) / 2).epsilon(1e-5));
+  // F = [1, 0], P = [0.6, 0.4]: N sum F P = 2 * 0.6.
+  CHECK(r.load.item<double>() == Approx(1.2).epsilon(1e-5));
+}
+
+TEST_CASE("Distillation KL (Eq. 10) matches sum p_T log(p_T / p_S) and its gradient reaches only the student",
+          "[tomoe][distill]") {
+  auto teacher = torch::tensor({0.0, std::log(2.0)}, torch::kDouble).reshape({1, 1, 2}).to(torch::kFloat);
+  auto student = torch::zeros({1, 1, 2}, torch::requires_grad());
+  auto kl = distillation_kl(teacher, student);
+  // p_T = [1/3, 2/3], p_S = [1/2, 1/2].
+  const double want = 1.0 / 3 * std::log((1.0 / 3) / 0.5) + 2.0 / 3 * std::log((2.0 / 3) / 0.5);
+  CHECK(kl.item<double>() == Approx(want).epsilon(1e-5));
+  kl.backward();
+  // d KL / d student logits = p_S - p_T.
+  CHECK(student.grad()[0][0][0].item<double>() == Approx(0.5 - 1.0 / 3).epsilon(1e-5));
+  CHECK(student.grad()[0][0][1].item<double>() == Approx(0.5 - 2.0 / 3).epsilon(1e-5));
+  // Same distributions: zero; the mean runs over positions.
+  auto same = torch::randn({3, 4, 7});
+  CHECK(distillation_kl(same, same.clone()).item<double>() == Approx(0.0).margin(1e-6));
+  CHECK_THROWS_AS(distillation_kl(torch::zeros({2, 3}), torch::zeros({2, 4})), Error);
+}
+
+TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers; frozen dense weights get none",
+          "[tomoe][model]") {
+  ModelOptions o = tomoe_options();
+  o.tomoe.offset = 0.5;  // gates near their threshold, so straight-through gradients are not vanishing
+  Transformer model(o);
+  model.init_weights(5);
+  int routing = 0;
+  for (auto& p : model.named_parameters()) {
+    if (is_routing_parameter(p.key())) ++routing;
+    else p.value().set_requires_grad(false);
+  }
+  CHECK(routing > 0);
+  CHECK(is_routing_parameter("hypernet.gru.weight_ih_l0"));
+  CHECK(is_routing_parameter("blocks.1.ffn.expert_router.proj.weight"));
+  CHECK(is_routing_parameter("blocks.0.attn.masker.dec.bias"));
+  CHECK_FALSE(is_routing_parameter("blocks.0.attn.wq.weight"));
+  CHECK_FALSE(is_routing_parameter("tok_embeddings.weight"));
+  model.train();
+  torch::manual_seed(9);
+  auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
+  ForwardContext ctx;
+  auto student = model.forward(tokens, ctx);
+  torch::Tensor teacher;
+  {
+    torch::NoGradGuard ng;
+    ForwardContext t;
+    t.gates_off = true;
+    teacher = model.forward(tokens, t);
+  }
+  (distillation_kl(teacher, student) + ctx.total_aux_loss()).backward();
+  auto params = model.named_parameters();
+  for (const char* name : {"hypernet.gru.weight_ih_l0", "hypernet.gru.weight_hh_l0_reverse", "blocks.0.attn.masker.proj_e.weight",
+                           "blocks.1.attn.masker.dec.weight", "blocks.0.ffn.expert_router.router.weight",
+                           "blocks.1.ffn.expert_router.proj.weight"}) {
+    INFO(name);
+    REQUIRE(params[name].grad().defined());
+    CHECK(params[name].grad().abs().sum().item<double>() > 0);
+  }
+  for (const char* name : {"blocks.0.attn.wq.weight", "blocks.1.ffn.w2.weight", "tok_embeddings.weight"}) {
+    INFO(name);
+    CHECK_FALSE(params[name].grad().defined());
+  }
+}
+
+TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every token keeps exactly K", "[tomoe][model]") {
+  ModelOptions o = tomoe_options();
+  o.tomoe.offset = 0.0;  // about half of every mask kept
+  Transformer model(o);
+  model.init_weights(6);
+  torch::manual_seed(10);
+  std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong), torch::randint(0, 50, {3, 12}, torch::kLong)};
+  // The mean kept count of the deterministic masks, by hand.
+  model.eval();
+  std::vector<double> kept(2, 0.0);
+  {
+    torch::NoGradGuard ng;
+    for (const auto& b : calibration) {
+      TomoeTrace t;
+      ForwardContext ctx;
+      ctx.tomoe = &t;
+      model.forward(b, ctx);
+      for (int l = 0; l < 2; ++l) kept[l] += t.attention[l].vo.sum().item<double>();
+    }
+  }
+  const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  REQUIRE(c.vo_top_k.size() == 2);
+  for (int l = 0; l < 2; ++l) {
+    CHECK(c.vo_top_k[l] == static_cast<int>(std::lround(kept[l] / (5 * 12))));
+    auto* attn = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
+    REQUIRE(attn);
+    CHECK(attn->masker->inference_top_k() == c.vo_top_k[l]);
+  }
+  TomoeTrace t;
+  ForwardContext ctx;
+  ctx.tomoe = &t;
+  {
+    torch::NoGradGuard ng;
+    model.forward(calibration[1], ctx);
+  }
+  for (int l = 0; l < 2; ++l) CHECK(t.attention[l].vo.sum(-1).eq(c.vo_top_k[l]).all().item<bool>());
+  // Accounting: Eq. 8's T over the reported widths (d = 32, H = 4, H_kv = 2, head_dim 8, d_mid 48).
+  double active = 0;
+  for (int l = 0; l < 2; ++l) active += 32.0 * 6 * c.qk_width[l] + 32.0 * 6 * c.vo_top_k[l] + 96.0 * c.mlp_width[l];
+  CHECK(c.active_ratio == Approx(active / (2 * (32.0 * 6 * 16 + 96.0 * 48))));
+  CHECK(c.active_ratio < 1.0);
+  CHECK(c.params.active < c.params.total);
+  for (int l = 0; l < 2; ++l) CHECK(c.mlp_min_width[l] <= c.mlp_width[l]);
+}
+
+TEST_CASE("convert tomoe and prune baselines from a dense checkpoint; conversion keeps every dense weight",
+          "[e2e][tomoe][prune]") {
+  const std::string dir = scratch_dir("tomoe_distill");
+  write_micro_config(dir, 12);
+  auto dense = run_cli("train --config micro.toml", dir);
+  INFO(dense.err);
+  REQUIRE(dense.exit_code == 0);
+  RunStore store(dir + "/runs/runs.db");
+  const std::string ck = store.artifacts(1, "checkpoint").at(0).path;
+  auto tomoe = run_cli("convert tomoe --checkpoint " + ck + " --active 0.6 --steps 6 --set tomoe.experts=4", dir);
+  INFO(tomoe.err);
+  REQUIRE(tomoe.exit_code == 0);
+  // Step 0: every gate keeps everything, so the converted model is the dense model.
+  CHECK(store.result(2, "train_start/val/loss")->value == Approx(store.result(2, "init_from/val/loss")->value).epsilon(1e-5));
+  CHECK(!store.metrics(2, "train/aux/tomoe.param").empty());
+  CHECK(!store.metrics(2, "train/tomoe/active_ratio").empty());
+  REQUIRE(store.result(2, "tomoe/active_ratio"));
+  CHECK(store.result(2, "tomoe/active_ratio")->value <= 1.0);
+  CHECK(store.result(2, "tomoe/layer1/vo_top_k"));
+  CHECK(store.result(2, "params/active")->value <= store.result(2, "params/total")->value);
+  const LoadedCheckpoint a = load_checkpoint(ck);
+  const LoadedCheckpoint b = load_checkpoint(store.artifacts(2, "checkpoint").at(0).path);
+  auto* attn = dynamic_cast<TomoeAttention*>(b.model->blocks->ptr<BlockImpl>(0)->attn.get());
+  REQUIRE(attn);
+  CHECK(attn->masker->inference_top_k().has_value());  // the conversion's top-K is saved with the checkpoint
+  auto after = b.model->named_parameters(true);
+  int compared = 0;
+  for (const auto& p : a.model->named_parameters(true)) {
+    INFO(p.key());
+    CHECK(torch::equal(after[p.key()], p.value()));
+    ++compared;
+  }
+  CHECK(compared > 10);
+
+  CHECK(store.get_run(2).config_json.find("\"train.loss\":\"distill\"") != std::string::npos);
+
+  CHECK(one_line_error(run_cli("train --config micro.toml --set train.loss=distill", dir), "train.loss = distill needs a ToMoE model"));
+
+  // The static baselines at the same ratio, each a run whose checkpoint evaluates like any other.
+  auto wanda = run_cli("prune wanda --checkpoint " + ck + " --active 0.5 --calibration 2", dir);
+  INFO(wanda.err);
+  REQUIRE(wanda.exit_code == 0);
+  CHECK(store.result(3, "prune/active_ratio")->value == Approx(0.5));
+  auto eval = run_cli("eval --run 3 --tasks none --no-wikitext --max-val-tokens 2048", dir);
+  INFO(eval.err);
+  REQUIRE(eval.exit_code == 0);
+  CHECK(std::isfinite(store.result(3, "ppl/val/all")->value));
+  CHECK(store.result(3, "params/active")->value < store.result(3, "params/total")->value);
+  CHECK(one_line_error(run_cli("prune bogus --checkpoint " + ck, dir), "unknown method 'bogus'"));
+  CHECK(one_line_error(run_cli("prune shortgpt --checkpoint " + ck + " --active 0", dir), "--active must be in (0, 1]"));
+  CHECK(one_line_error(run_cli("convert tomoe --checkpoint nowhere.pt", dir), "checkpoint nowhere.pt does not exist"));
+  CHECK(one_line_error(run_cli("convert tomoe --checkpoint " + ck + " --active 1.5", dir), "--active must be in (0, 1]"));
+  CHECK(one_line_error(run_cli("convert tomoe --checkpoint " + ck + " --set tomoe.bogus=1", dir), "tomoe.bogus"));
+}
