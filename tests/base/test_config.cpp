@@ -82,7 +82,7 @@ TEST_CASE("MoHD options load from [mohd.attn] / [mohd.ffn] and are checked again
   CHECK_NOTHROW(load_config("", {"mohd.ffn.sub_dims=7"}));
 }
 
-TEST_CASE("model.head_dim decouples the attention width from model.dim; run.variant is a label", "[config][mohd]") {
+TEST_CASE("model.head_dim decouples the attention width from model.dim — run.variant is a label", "[config][mohd]") {
   // MoHD x2: d doubles while the attention keeps 6 heads x 32.
   const Config c = load_config("", {"model.dim=384", "model.n_heads=6", "model.n_kv_heads=3", "model.head_dim=32",
                                     "run.variant=mohd_x2"});

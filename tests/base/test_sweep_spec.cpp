@@ -66,7 +66,7 @@ routing_tokens_per_domain = 512
   CHECK(ev.routing_tokens_per_domain == 512);
 }
 
-TEST_CASE("a list sweep runs the given members times the seeds; no seeds means the base seed", "[sweep]") {
+TEST_CASE("a list sweep runs the given members times the seeds — no seeds means the base seed", "[sweep]") {
   testing::ScratchDir dir("sweep-list");
   dir.write("base.toml", kBase);
   const auto members = expand_sweep(load_sweep_spec(dir.write("s.toml", R"(

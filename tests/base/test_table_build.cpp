@@ -299,7 +299,7 @@ TEST_CASE("table build: the shipped observations spec, one row per run name and 
   CHECK(t.warnings.empty());
 }
 
-TEST_CASE("table build: where lists select any of their values; layout.order orders the first row key",
+TEST_CASE("table build: where lists select any of their values — layout.order orders the first row key",
           "[table][table_build]") {
   TableStore s;
   auto cfg = [](const std::string& variant, int seed) {

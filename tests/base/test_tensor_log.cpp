@@ -201,7 +201,7 @@ TEST_CASE("TensorLogWriter rejects misuse with Errors", "[store][tensor_log]") {
   CHECK(r.shape("/b") == std::vector<std::uint64_t>{3, 4});  // the failed appends left nothing behind
 }
 
-TEST_CASE("TensorLog appears only on finish(); an abandoned writer leaves no file", "[store][tensor_log]") {
+TEST_CASE("TensorLog appears only on finish() — an abandoned writer leaves no file", "[store][tensor_log]") {
   TempDir dir("atomic");
   const std::string path = dir.file("cap.h5");
   const std::vector<float> v = ramp(1000, 1.0f);

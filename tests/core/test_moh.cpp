@@ -168,7 +168,7 @@ ModelOptions tiny(const std::string& attention) {
 }
 }  // namespace
 
-TEST_CASE("MoH attention: a dense checkpoint loads as is; all heads active equals dense (Eq. 4)", "[moh]") {
+TEST_CASE("MoH attention: a dense checkpoint loads as is — all heads active equals dense (Eq. 4)", "[moh]") {
   ModelOptions d = tiny("dense");
   Transformer dense(d);
   dense.init_weights(3);

@@ -34,7 +34,7 @@ TEST_CASE("2:4 mask keeps the two largest scores of every group of four columns"
   CHECK_THROWS_AS(n_m_mask(torch::rand({2, 6}), 2, 4), Error);
 }
 
-TEST_CASE("Structure scores sum the importance each structure owns; the best half is kept (hand computed)", "[prune]") {
+TEST_CASE("Structure scores sum the importance each structure owns — the best half is kept (hand computed)", "[prune]") {
   const ModelOptions o = small_options();  // head_dim 4: two RoPE pairs; d_mid 4
   LayerImportance i;
   i.wq = torch::arange(8, torch::kDouble).unsqueeze(1).expand({8, 8}).contiguous();  // row r holds r
@@ -76,7 +76,7 @@ TEST_CASE("Width pruning zeroes exactly the pruned rows and columns", "[prune]")
   CHECK(torch::equal(f->w2->weight.select(1, 3), w2.select(1, 3)));
 }
 
-TEST_CASE("ShortGPT removes the lowest-influence blocks; a removed block is the identity", "[prune]") {
+TEST_CASE("ShortGPT removes the lowest-influence blocks — a removed block is the identity", "[prune]") {
   CHECK(blocks_to_remove({0.3, 0.1, 0.5, 0.2}, 0.5) == std::vector<int>{1, 3});
   CHECK(blocks_to_remove({0.3, 0.1, 0.5, 0.2}, 1.0).empty());
   CHECK(blocks_to_remove({0.3, 0.1}, 0.01) == std::vector<int>{1});  // one block always stays

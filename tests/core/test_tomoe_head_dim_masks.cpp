@@ -20,7 +20,7 @@ HeadDimMaskOptions options() {
 }
 }  // namespace
 
-TEST_CASE("RoPE-paired q/k mask commutes with rotary embedding; a mask that splits a pair does not",
+TEST_CASE("RoPE-paired q/k mask commutes with rotary embedding — a mask that splits a pair does not",
           "[tomoe][attention]") {
   CHECK(torch::equal(rope_pair_mask(torch::tensor({1.0f, 0.0f, 1.0f})), torch::tensor({1.0f, 1.0f, 0.0f, 0.0f, 1.0f, 1.0f})));
   torch::manual_seed(5);

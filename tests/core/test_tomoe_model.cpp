@@ -55,7 +55,7 @@ double find_aux(const ForwardContext& ctx, const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("ToMoE model at initialisation is the dense model; gates off is the dense model always", "[tomoe][model]") {
+TEST_CASE("ToMoE model at initialisation is the dense model — gates off is the dense model always", "[tomoe][model]") {
   Transformer dense(dense_options());
   dense.init_weights(3);
   Transformer tomoe(tomoe_options());
@@ -149,7 +149,7 @@ TEST_CASE("Distillation KL (Eq. 10) matches sum p_T log(p_T / p_S) and its gradi
   CHECK_THROWS_AS(distillation_kl(torch::zeros({2, 3}), torch::zeros({2, 4})), Error);
 }
 
-TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers; frozen dense weights get none",
+TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers — frozen dense weights get none",
           "[tomoe][model]") {
   ModelOptions o = tomoe_options();
   o.tomoe.offset = 0.5;  // gates near their threshold, so straight-through gradients are not vanishing
@@ -238,7 +238,7 @@ TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every to
   for (int l = 0; l < 2; ++l) CHECK(c.mlp_min_width[l] <= c.mlp_width[l]);
 }
 
-TEST_CASE("convert tomoe and prune baselines from a dense checkpoint; conversion keeps every dense weight",
+TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — conversion keeps every dense weight",
           "[e2e][tomoe][prune]") {
   const std::string dir = scratch_dir("tomoe_distill");
   write_micro_config(dir, 12);
