@@ -120,6 +120,12 @@ Schema bind(Config& c) {
   s.add("train.distill_scale", t.distill_scale, 0.0, 1e6, "factor on the distillation KL (the official ToMoE code uses 2)");
   s.add("train.init_from", t.init_from, {}, "checkpoint (path, sweep:NAME/VARIANT/SEED, or sweep:NAME/VARIANT for this run's seed) whose weights start the model (continue-tuning; new parameters keep their init)");
 
+  auto& pr = c.prune;
+  s.add("prune.method", pr.method, {"", "none", "magnitude", "wanda", "taylor", "shortgpt", "wanda_2_4"},
+        "static pruning baseline applied to train.init_from instead of training (none: the dense start as is)");
+  s.add("prune.active", pr.active, 1e-3, 1.0, "target ratio of active attention/SwiGLU parameters of the pruned model");
+  s.add("prune.calibration", pr.calibration, 1, 1 << 16, "calibration batches of training windows");
+
   auto& e = c.eval;
   s.add("eval.tasks", e.tasks, "zero-shot tasks (empty: all)");
   s.add("eval.limit", e.limit, 0, kBig, "first N items per task (0: all)");
@@ -264,6 +270,11 @@ void validate(const Config& c) {
   }
   require(c.train.loss != "distill" || m.is_tomoe(),
           "train.loss = distill needs a ToMoE model (model.attention or model.ffn = tomoe): its teacher is the model with its gates off");
+  if (!c.prune.method.empty()) {
+    require(!c.train.init_from.empty(), "prune.method needs train.init_from: the dense checkpoint to prune");
+    require(c.prune.method != "none" || c.prune.active == 1.0, "prune.method = none keeps everything: prune.active must be 1");
+    require(c.prune.method != "wanda_2_4" || c.prune.active == 0.5, "prune.method = wanda_2_4 keeps exactly half: prune.active must be 0.5");
+  }
   require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");

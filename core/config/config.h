@@ -11,6 +11,7 @@
 #include "core/data/data_options.h"
 #include "core/eval/eval_options.h"
 #include "core/model/model_options.h"
+#include "core/prune/prune_options.h"
 #include "core/train/train_options.h"
 
 namespace moxlab {
@@ -29,6 +30,7 @@ struct Config {
   DataOptions data;
   TrainOptions train;
   EvalOptions eval;
+  PruneOptions prune;
 
   // Canonical JSON (sorted keys, every option, resolved values).
   std::string to_json() const;

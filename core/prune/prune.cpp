@@ -11,7 +11,7 @@
 namespace moxlab {
 
 const std::vector<std::string>& prune_methods() {
-  static const std::vector<std::string> m{"magnitude", "wanda", "taylor", "shortgpt", "wanda_2_4"};
+  static const std::vector<std::string> m{"none", "magnitude", "wanda", "taylor", "shortgpt", "wanda_2_4"};
   return m;
 }
 
@@ -21,7 +21,11 @@ PruneResult prune_model(Transformer& model, const std::string& method, double ac
   const ModelOptions& o = model.options();
   require(o.attention == "dense" && o.ffn == "dense", "prune: the baselines prune a dense model");
   PruneResult r;
-  if (method == "magnitude" || method == "wanda" || method == "taylor") {
+  if (method == "none") {
+    require(active == 1.0, "prune: method none keeps everything; use --active 1");
+    r.active_ratio = 1.0;
+    r.detail = "nothing removed (the dense reference)";
+  } else if (method == "magnitude" || method == "wanda" || method == "taylor") {
     std::vector<LayerImportance> imp;
     if (method == "magnitude") imp = magnitude_importance(model);
     else if (method == "wanda") imp = wanda_importance(model, calibrate(model, calibration));

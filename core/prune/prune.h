@@ -3,7 +3,8 @@
 // calibrated on the same token windows.
 //   magnitude, wanda, taylor: width pruning (width_pruning.h) at `active` of every structure;
 //   shortgpt:                 whole blocks by block influence (layer_pruning.h);
-//   wanda_2_4:                2:4 semi-structured Wanda (semi_structured.h); exactly 50%, so active must be 0.5.
+//   wanda_2_4:                2:4 semi-structured Wanda (semi_structured.h); exactly 50%, so active must be 0.5;
+//   none:                     nothing (active 1): the dense start as a run, evaluated like the others.
 #pragma once
 #include <string>
 #include <vector>

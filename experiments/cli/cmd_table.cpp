@@ -22,11 +22,11 @@ void register_table(CLI::App& app) {
   cmd->add_option("--format", a->format, "md, csv or latex")->capture_default_str();
   cmd->add_option("--out", a->out, "write here (atomically) instead of stdout");
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
-  cmd->add_option("--sweep", a->sweep, "sweep name or id (overrides select.sweep)");
+  cmd->add_option("--sweep", a->sweep, "sweep name or id, or a comma-separated list (overrides select.sweep)");
   cmd->callback([a]() {
     const TableFormat format = parse_table_format(a->format);
     TableSpec spec = load_table_spec(a->spec);
-    if (!a->sweep.empty()) spec.select.sweep = parse_sweep_ref(a->sweep);
+    if (!a->sweep.empty()) spec.select.sweeps = parse_sweep_refs(a->sweep);
     RunStoreOptions o;
     o.read_only = true;
     const Table table = build_table(spec, RunStore(a->store, o));

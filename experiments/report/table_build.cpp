@@ -132,9 +132,12 @@ Selection select_runs(const TableSelect& sel, const RunStore& store, bool with_c
   RunFilter filter;
   filter.kind = sel.kind;
   std::vector<std::string> how;
-  if (sel.sweep) {
-    filter.sweep_id = resolve_sweep(*sel.sweep, store);
-    how.push_back("sweep " + std::to_string(*filter.sweep_id) + (sel.sweep->name.empty() ? "" : " \"" + sel.sweep->name + "\""));
+  std::vector<std::int64_t> sweep_ids;
+  for (const auto& ref : sel.sweeps) {
+    const std::int64_t id = resolve_sweep(ref, store);
+    if (std::find(sweep_ids.begin(), sweep_ids.end(), id) != sweep_ids.end()) continue;  // named twice: its runs once
+    sweep_ids.push_back(id);
+    how.push_back("sweep " + std::to_string(sweep_ids.back()) + (ref.name.empty() ? "" : " \"" + ref.name + "\""));
   }
   if (sel.kind) how.push_back("kind " + *sel.kind);
   std::vector<std::string> statuses;
@@ -145,7 +148,13 @@ Selection select_runs(const TableSelect& sel, const RunStore& store, bool with_c
 
   Selection out;
   std::vector<RunData> candidates;
-  for (auto& r : store.find_runs(filter)) {
+  std::vector<RunRecord> found;
+  if (sweep_ids.empty()) found = store.find_runs(filter);
+  for (auto id : sweep_ids) {
+    filter.sweep_id = id;
+    for (auto& r : store.find_runs(filter)) found.push_back(std::move(r));
+  }
+  for (auto& r : found) {
     if (std::find(sel.status.begin(), sel.status.end(), r.status) == sel.status.end()) continue;
     if (!sel.runs.empty() && std::find(sel.runs.begin(), sel.runs.end(), r.id) == sel.runs.end()) continue;
     RunData d;

@@ -122,10 +122,18 @@ TableSelect read_select(const Reader& r) {
   r.only({"sweep", "kind", "status", "runs", "where"});
   TableSelect s;
   if (const toml::node* n = r.node("sweep")) {
-    auto id = n->value_exact<std::int64_t>();
-    auto name = n->value_exact<std::string>();
-    if (!id && (!name || name->empty())) r.fail("sweep", "must be a sweep name or id");
-    s.sweep = id ? SweepRef{"", *id} : SweepRef{*name, std::nullopt};
+    auto one = [&](const toml::node& v) {
+      auto id = v.value_exact<std::int64_t>();
+      auto name = v.value_exact<std::string>();
+      if (!id && (!name || name->empty())) r.fail("sweep", "must be a sweep name or id, or a list of them");
+      s.sweeps.push_back(id ? SweepRef{"", *id} : SweepRef{*name, std::nullopt});
+    };
+    if (const toml::array* arr = n->as_array()) {
+      if (arr->empty()) r.fail("sweep", "must be a sweep name or id, or a list of them");
+      for (const auto& v : *arr) one(v);
+    } else {
+      one(*n);
+    }
   }
   s.kind = r.text("kind");
   if (r.node("status")) {
@@ -276,6 +284,17 @@ SweepRef parse_sweep_ref(const std::string& text) {
   if (std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
     return SweepRef{"", std::stoll(text)};
   return SweepRef{text, std::nullopt};
+}
+
+std::vector<SweepRef> parse_sweep_refs(const std::string& text) {
+  std::vector<SweepRef> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(parse_sweep_ref(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 }  // namespace moxlab

@@ -57,7 +57,7 @@ struct SweepRef {
 };
 
 struct TableSelect {
-  std::optional<SweepRef> sweep;
+  std::vector<SweepRef> sweeps;  // TOML select.sweep: one name or id, or a list (runs of any of them)
   std::optional<std::string> kind;
   std::vector<RunStatus> status{RunStatus::finished};
   std::vector<std::int64_t> runs;                            // empty: any
@@ -93,5 +93,7 @@ std::vector<std::string> metric_placeholders(const std::string& pattern);
 
 // Parses a --sweep argument: all digits = id, anything else = name.
 SweepRef parse_sweep_ref(const std::string& text);
+// A comma-separated list of them ("tomoe_tiny,tomoe_tiny_baselines").
+std::vector<SweepRef> parse_sweep_refs(const std::string& text);
 
 }  // namespace moxlab

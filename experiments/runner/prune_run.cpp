@@ -22,19 +22,22 @@ PruneRunResult run_pruning(const PruneRunOptions& o) {
   auto log = [&](const std::string& s) { if (o.log) o.log(s); };
   set_torch_threads(o.threads);
   require(file_exists(o.checkpoint), "prune: checkpoint " + o.checkpoint + " does not exist");
-  require(o.calibration_batches >= 1, "prune: need at least one calibration batch");
-  require(std::find(prune_methods().begin(), prune_methods().end(), o.method) != prune_methods().end(),
-          "prune: unknown method '" + o.method + "'");
-  require(o.active > 0 && o.active <= 1, "prune: --active must be in (0, 1], got " + std::to_string(o.active));
+  const PruneOptions& p = o.prune;
+  require(p.calibration >= 1, "prune: need at least one calibration batch");
+  require(std::find(prune_methods().begin(), prune_methods().end(), p.method) != prune_methods().end(),
+          "prune: unknown method '" + p.method + "'");
+  require(p.active > 0 && p.active <= 1, "prune: --active must be in (0, 1], got " + std::to_string(p.active));
   LoadedCheckpoint ck = load_checkpoint(o.checkpoint);
   Config cfg = ck.config;
   cfg.data.tokenizer = ck.meta.tokenizer_spec;  // the model's own vocabulary
   if (!o.store.empty()) cfg.run.store = o.store;
   char active[32];
-  std::snprintf(active, sizeof(active), "%g", o.active);
+  std::snprintf(active, sizeof(active), "%g", p.active);
   cfg.run.kind = "prune";
-  cfg.run.name = "prune_" + o.method;
-  cfg.run.variant = o.variant.empty() ? o.method + "_" + active : o.variant;
+  cfg.run.name = o.name.empty() ? "prune_" + p.method : o.name;
+  cfg.run.variant = o.variant.empty() ? p.method + "_" + active : o.variant;
+  cfg.train.init_from = o.checkpoint;  // the model this run prunes
+  cfg.prune = p;
 
   // Calibration: the first training windows of the checkpoint's data (the sampler the trainer uses).
   const PreparedData data = prepare_data(cfg.data, log);
@@ -42,35 +45,36 @@ PruneRunResult run_pruning(const PruneRunOptions& o) {
   auto val = std::make_shared<ShardTokenSource>(data.shards_dir, Split::Val);
   const LmObjective sampler(cfg, ck.model, train, val);
   std::vector<torch::Tensor> windows;
-  for (int s = 0; s < o.calibration_batches; ++s) {
+  for (int s = 0; s < p.calibration; ++s) {
     auto [x, y] = sampler.batch(s, 0);
     windows.push_back(torch::cat({x, y.narrow(1, y.size(1) - 1, 1)}, 1));
   }
 
   PruneRunResult out;
-  out.prune = prune_model(*ck.model, o.method, o.active, windows);
-  log("pruned with " + o.method + ": active ratio " + std::to_string(out.prune.active_ratio) + "; " + out.prune.detail);
+  out.prune = prune_model(*ck.model, p.method, p.active, windows);
+  log("pruned with " + p.method + ": active ratio " + std::to_string(out.prune.active_ratio) + "; " + out.prune.detail);
 
-  const RegisteredRun run = register_run(cfg, "prune", o.method + " of " + o.checkpoint, data.digest);
+  const RegisteredRun run = register_run(cfg, "prune", p.method + " of " + o.checkpoint, data.digest, o.sweep_id);
   out.run_id = run.id;
+  if (o.on_run) o.on_run(run.id);
   out.checkpoint = run.dir + "/checkpoint.pt";
   RunStore store(cfg.run.store);
   try {
     CheckpointMeta meta = ck.meta;
     meta.config_json = cfg.to_json();
     meta.run_id = run.id;
-    meta.source = "prune:" + o.method;
+    meta.source = "prune:" + p.method;
     save_checkpoint(out.checkpoint, *ck.model, nullptr, meta);
     store.add_artifact(run.id, "checkpoint", out.checkpoint);
     // Counts: the dense non-embedding total; active drops the pruned share of the seven matrices.
-    ParamCount p = count_parameters(*ck.model);
+    ParamCount counts = count_parameters(*ck.model);
     const double matrices = total_parameters(tomoe_shape(cfg.model), cfg.model.n_layers);
-    p.active = p.total - static_cast<std::int64_t>((1.0 - out.prune.active_ratio) * matrices + 0.5);
-    record_param_counts(run.id, cfg.run.store, p);
+    counts.active = counts.total - static_cast<std::int64_t>((1.0 - out.prune.active_ratio) * matrices + 0.5);
+    record_param_counts(run.id, cfg.run.store, counts);
     store.put_result(run.id, "prune/active_ratio", out.prune.active_ratio,
                      nlohmann::json{{"metric", "ratio"},
                                     {"definition", "kept attention and SwiGLU matrix parameters over the dense ones "
-                                                   "(ToMoE Eq. 8 accounting); method " + o.method + ": " + out.prune.detail}}
+                                                   "(ToMoE Eq. 8 accounting); method " + p.method + ": " + out.prune.detail}}
                          .dump());
     store.update_status(run.id, RunStatus::finished);
   } catch (const std::exception& e) {

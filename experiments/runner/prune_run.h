@@ -5,20 +5,23 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/prune/prune.h"
+#include "core/prune/prune_options.h"
 
 namespace moxlab {
 
 struct PruneRunOptions {
   std::string checkpoint;
-  std::string method;
-  double active = 0.5;
-  int calibration_batches = 8;  // windows of train.batch_size x (train.seq_len + 1) tokens each
-  std::string store;            // "" = the checkpoint's run.store
-  std::string variant;          // run.variant for tables ("" = METHOD_ACTIVE)
+  PruneOptions prune;            // method, active ratio, calibration batches
+  std::string store;             // "" = the checkpoint's run.store
+  std::string name;              // run.name ("" = prune_METHOD)
+  std::string variant;           // run.variant for tables ("" = METHOD_ACTIVE)
   int threads = 0;
+  std::optional<std::int64_t> sweep_id;          // a sweep member's run
+  std::function<void(std::int64_t)> on_run;      // called once the run is registered
   std::function<void(const std::string&)> log;
 };
 

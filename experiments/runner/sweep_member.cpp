@@ -12,7 +12,9 @@
 
 #include "core/common/error.h"
 #include "core/store/run_store.h"
+#include "experiments/runner/checkpoint_ref.h"
 #include "experiments/runner/eval_run.h"
+#include "experiments/runner/prune_run.h"
 #include "experiments/runner/route_run.h"
 #include "experiments/runner/train_run.h"
 #include "experiments/sweep/sweep_spec.h"
@@ -131,7 +133,19 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
         store.update_status(run.id, RunStatus::failed, "abandoned before its first checkpoint; the sweep member restarts");
       }
     }
-    if (!trained) {
+    if (!trained && !cfg.prune.method.empty()) {  // a pruning baseline of train.init_from
+      PruneRunOptions p;
+      p.checkpoint = resolve_init_from(cfg.train.init_from, store_path, cfg.train.seed);
+      p.prune = cfg.prune;
+      p.store = store_path;
+      p.name = cfg.run.name;
+      p.variant = cfg.run.variant;
+      p.threads = opts.threads;
+      p.sweep_id = opts.sweep;
+      p.log = log;
+      p.on_run = [&](std::int64_t id) { store.set_sweep_member_run(opts.sweep, opts.index, worker, id); };
+      run_id = run_pruning(p).run_id;
+    } else if (!trained) {
       TrainRunOptions t;
       t.resume_run = run_id;  // -1: a new run
       t.sweep_id = opts.sweep;

@@ -266,7 +266,7 @@ TEST_CASE("table build: the shipped sweep summary over a sweep picked like --swe
             RunStatus::finished, sweep);
   s.add_run(lr_config(64, 0.001, 3), {{"train_end/val/loss", 9.0, def}});  // not in the sweep
   TableSpec spec = load_table_spec(std::string(MOXLAB_SOURCE_DIR) + "/experiments/tables/sweep_summary.toml");
-  spec.select.sweep = parse_sweep_ref("tiny_lr_width");
+  spec.select.sweeps = {parse_sweep_ref("tiny_lr_width")};
   const Table t = build_table(spec, s.store);
   REQUIRE(t.rows.size() == 1);
   CHECK(t.rows[0].cells[0].mean == 3.25);

@@ -47,9 +47,9 @@ metric = "params/active"
 )");
   CHECK(s.title == "Dense tiny: lr x width");
   CHECK(s.caption == "val perplexity");
-  REQUIRE(s.select.sweep);
-  CHECK(s.select.sweep->name == "tiny_lr_width");
-  CHECK_FALSE(s.select.sweep->id);
+  REQUIRE(s.select.sweeps.size() == 1);
+  CHECK(s.select.sweeps[0].name == "tiny_lr_width");
+  CHECK_FALSE(s.select.sweeps[0].id);
   CHECK(s.select.kind == std::optional<std::string>("train"));
   CHECK(s.select.status == std::vector<RunStatus>{RunStatus::finished, RunStatus::killed});
   CHECK(s.select.runs == std::vector<std::int64_t>{4, 5});
@@ -69,12 +69,20 @@ metric = "params/active"
   CHECK(s.placeholders().empty());
 
   const TableSpec m = parse(kMinimal);
-  CHECK_FALSE(m.select.sweep);
+  CHECK(m.select.sweeps.empty());
   CHECK(m.select.status == std::vector<RunStatus>{RunStatus::finished});
   CHECK(m.layout.seed_key == "train.seed");
   CHECK(m.layout.columns_by.empty());
 
-  CHECK(parse(std::string(kMinimal) + "[select]\nsweep = 3\n").select.sweep->id == std::optional<std::int64_t>(3));
+  CHECK(parse(std::string(kMinimal) + "[select]\nsweep = 3\n").select.sweeps.at(0).id == std::optional<std::int64_t>(3));
+  const auto two = parse(std::string(kMinimal) + "[select]\nsweep = [\"a\", 7]\n").select.sweeps;  // runs of either sweep
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].name == "a");
+  CHECK(two[1].id == std::optional<std::int64_t>(7));
+  const auto refs = parse_sweep_refs("tomoe_tiny,12");
+  REQUIRE(refs.size() == 2);
+  CHECK(refs[0].name == "tomoe_tiny");
+  CHECK(refs[1].id == std::optional<std::int64_t>(12));
   CHECK(parse_sweep_ref("12").id == std::optional<std::int64_t>(12));
   CHECK(parse_sweep_ref("lr_width").name == "lr_width");
 }
@@ -128,7 +136,8 @@ metric = "m")") == "table spec t.toml: 'title' must not be empty");
   CHECK(error_of(base + "[[column]]\nlabel = \"x\"\n") == "table spec t.toml: 'column[2].metric' is required");
   CHECK_THAT(error_of(base + "[select]\nstatus = [\"done\"]\n"),
              Contains("'select.status' has an unknown run status 'done'"));
-  CHECK(error_of(base + "[select]\nsweep = 1.5\n") == "table spec t.toml: 'select.sweep' must be a sweep name or id");
+  CHECK(error_of(base + "[select]\nsweep = 1.5\n") == "table spec t.toml: 'select.sweep' must be a sweep name or id, or a list of them");
+  CHECK(error_of(base + "[select]\nsweep = []\n") == "table spec t.toml: 'select.sweep' must be a sweep name or id, or a list of them");
   CHECK(error_of(base + "[select]\nwhere = { a = [[1]] }\n") ==
         "table spec t.toml: 'select.where.a' must be a non-empty list of strings, numbers or booleans");
   CHECK(error_of(base + "[select]\nwhere = { a = 2024-01-01 }\n") ==

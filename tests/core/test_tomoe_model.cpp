@@ -7,6 +7,7 @@
 #include "tests/core/torch_catch.h"
 
 #include <cmath>
+#include <fstream>
 
 #include "core/common/error.h"
 #include "core/model/tomoe/tomoe_conversion.h"
@@ -287,6 +288,40 @@ TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — convers
   CHECK(std::isfinite(store.result(3, "ppl/val/all")->value));
   CHECK(store.result(3, "params/active")->value < store.result(3, "params/total")->value);
   CHECK(one_line_error(run_cli("prune bogus --checkpoint " + ck, dir), "unknown method 'bogus'"));
+  CHECK(one_line_error(run_cli("train --config micro.toml --set prune.method=magnitude", dir),
+                       "prune.method needs train.init_from"));
+
+  // Baselines as sweep members: prune.method on a train.init_from checkpoint, evaluated like any member,
+  // and a table over two sweeps at once.
+  std::ofstream(dir + "/baselines.toml") << "name = \"baselines\"\nbase = \"micro.toml\"\nmode = \"list\"\n"
+                                            "set = [\"train.init_from=" << ck << "\"]\n"
+                                            "[[member]]\nset = [\"run.variant=dense\", \"prune.method=none\", \"prune.active=1\"]\n"
+                                            "[[member]]\nset = [\"run.variant=magnitude_50\", \"prune.method=magnitude\", \"prune.active=0.5\"]\n"
+                                            "[eval]\ntasks = [\"none\"]\nwikitext = false\nmax_val_tokens = 2048\n";
+  auto plan = run_cli("sweep plan baselines.toml", dir);
+  INFO(plan.err);
+  REQUIRE(plan.exit_code == 0);
+  const std::string sweep = std::to_string(std::stoll(plan.out));
+  auto ran = run_cli("sweep run " + sweep + " --workers 1 --threads 1", dir);
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  RunFilter pruned;
+  pruned.kind = "prune";
+  pruned.sweep_id = std::stoll(sweep);
+  const auto members = store.find_runs(pruned);
+  REQUIRE(members.size() == 2);
+  for (const auto& r : members) {
+    INFO(r.config_json);
+    CHECK(std::isfinite(store.result(r.id, "ppl/val/all")->value));
+    const bool dense = r.config_json.find("\"run.variant\":\"dense\"") != std::string::npos;
+    CHECK(store.result(r.id, "prune/active_ratio")->value == Approx(dense ? 1.0 : 0.5));
+  }
+  std::ofstream(dir + "/t.toml") << "title = \"t\"\n[layout]\nrows = [\"run.variant\"]\n[[column]]\nmetric = \"prune/active_ratio\"\n";
+  CHECK(one_line_error(run_cli("table t.toml --sweep " + sweep + ",99", dir), "99"));  // an absent sweep is named
+  auto table = run_cli("table t.toml --sweep baselines," + sweep, dir);  // two references, one sweep: rows once each
+  INFO(table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("magnitude_50") != std::string::npos);
   CHECK(one_line_error(run_cli("prune shortgpt --checkpoint " + ck + " --active 0", dir), "--active must be in (0, 1]"));
   CHECK(one_line_error(run_cli("convert tomoe --checkpoint nowhere.pt", dir), "checkpoint nowhere.pt does not exist"));
   CHECK(one_line_error(run_cli("convert tomoe --checkpoint " + ck + " --active 1.5", dir), "--active must be in (0, 1]"));

@@ -100,12 +100,7 @@ class TablesPanel : public Panel {
     error_.clear();
     try {
       TableSpec spec = load_table_spec(spec_path_);
-      if (!sweep_.empty()) {
-        SweepRef ref;
-        if (std::all_of(sweep_.begin(), sweep_.end(), ::isdigit)) ref.id = std::stoll(sweep_);
-        else ref.name = sweep_;
-        spec.select.sweep = ref;
-      }
+      if (!sweep_.empty()) spec.select.sweeps = parse_sweep_refs(sweep_);
       RunStoreOptions options;
       options.read_only = true;
       table_ = build_table(spec, RunStore(ctx.catalog.path(), options));
