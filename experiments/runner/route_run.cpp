@@ -12,7 +12,7 @@
 namespace moxlab {
 
 bool has_routers(const std::string& attention, const std::string& ffn) {
-  return attention == "mohd" || attention == "moh" || ffn == "mohd";
+  return attention == "mohd" || attention == "moh" || ffn == "mohd" || ffn == "tomoe";
 }
 
 bool is_routed_config(const std::string& config_json) {
@@ -33,7 +33,7 @@ RoutingReport route_capture(const std::string& capture, const std::string& store
 RoutingReport route_stored_run(const std::string& store, std::int64_t run_id, std::int64_t tokens_per_domain,
                                const std::function<void(const std::string&)>& log) {
   require(is_routed_config(RunStore(store).get_run(run_id).config_json),
-          "run " + std::to_string(run_id) + " has no routers (not a MoHD or MoH model)");
+          "run " + std::to_string(run_id) + " has no routers (not a MoHD, MoH or ToMoE model)");
   CaptureOptions opt;
   opt.taps = "blocks.*.router.probs,blocks.*.router.topk";
   opt.tokens_per_domain = tokens_per_domain;

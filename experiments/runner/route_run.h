@@ -1,4 +1,4 @@
-// MoHD Fig. 11 (and MoH head load) as a library call shared by `moxlab route` and sweep evaluation: per-domain router
+// MoHD Fig. 11 (and MoH head load, ToMoE expert load) as a library call shared by `moxlab route` and sweep evaluation: per-domain router
 // statistics (core/observe/router_domains.h) of a capture, or of a stored run whose router taps are
 // captured first, recorded on the run (results + a "routing" artifact).
 #pragma once
@@ -11,7 +11,7 @@
 namespace moxlab {
 
 // True when a model of these kinds has routers whose per-domain statistics `route` computes: MoHD
-// attention or FFN (Fig. 11), MoH attention (head load, MoH Fig. 3).
+// attention or FFN (Fig. 11), MoH attention (head load, MoH Fig. 3), ToMoE FFN (expert load per domain).
 bool has_routers(const std::string& attention, const std::string& ffn);
 // The same for a run's config JSON.
 bool is_routed_config(const std::string& config_json);

@@ -29,6 +29,15 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
     store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count("value/output head dims per token (top-K, K = mean kept count)"));
     store.put_result(run, k + "mlp_width", c.mlp_width[l], count("kept SwiGLU channels of the widest expert"));
     store.put_result(run, k + "mlp_min_width", c.mlp_min_width[l], count("kept SwiGLU channels of the narrowest expert"));
+    const auto ratio = [](const std::string& def) { return nlohmann::json{{"metric", "ratio"}, {"definition", def}}.dump(); };
+    store.put_result(run, k + "mlp_union", c.mlp_union[l], ratio("share of SwiGLU channels kept by at least one expert (Fig. 5a)"));
+    store.put_result(run, k + "vo_union", c.vo_union[l],
+                     ratio("share of v/o head dims kept (top-K) by at least one of the 8 calibration batches' tokens"));
+    store.put_result(run, k + "expert_similarity", c.expert_similarity[l],
+                     ratio("mean pairwise Jaccard similarity |s_i AND s_j| / |s_i OR s_j| of the experts' channel masks (Fig. 9)"));
+    for (std::size_t e = 0; e < c.expert_widths[l].size(); ++e)
+      store.put_result(run, k + "expert" + std::to_string(e) + "/width", c.expert_widths[l][e],
+                       count("kept SwiGLU channels of this expert (Fig. 8)"));
     widths += (l ? ", " : "") + std::to_string(c.qk_width[l]) + "/" + std::to_string(c.vo_top_k[l]) + "/" +
               std::to_string(c.mlp_width[l]);
   }

@@ -14,7 +14,8 @@ namespace moxlab {
 
 // Calibration: the first 8 training micro-batches (train.batch_size x train.seq_len tokens each).
 // Results: params/total and params/active (replacing the dense counts), tomoe/active_ratio (Eq. 8's
-// T(d_MoE) / T_total), and per layer tomoe/layer<l>/{qk_width, vo_top_k, mlp_width, mlp_min_width}.
+// T(d_MoE) / T_total), and per layer tomoe/layer<l>/{qk_width, vo_top_k, mlp_width, mlp_min_width,
+// mlp_union, vo_union, expert_similarity, expert<e>/width}.
 void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, const Config& cfg, std::int64_t run,
                              const std::function<void(const std::string&)>& log);
 

@@ -48,7 +48,7 @@ TEST_CASE("moxlab route stores per-domain router selection of a MoHD run", "[e2e
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("attn,0,1,") != std::string::npos);
 
-  CHECK(one_line_error(run_cli("route --run 2", dir), "run 2 has no routers (not a MoHD or MoH model)"));
+  CHECK(one_line_error(run_cli("route --run 2", dir), "run 2 has no routers (not a MoHD, MoH or ToMoE model)"));
   CHECK(one_line_error(run_cli("route --capture nothing.h5", dir), "no capture file at nothing.h5"));
   CHECK(one_line_error(run_cli("route --sweep nosuch", dir), "no sweep named 'nosuch'"));
 }

@@ -237,6 +237,28 @@ TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every to
   CHECK(c.active_ratio < 1.0);
   CHECK(c.params.active < c.params.total);
   for (int l = 0; l < 2; ++l) CHECK(c.mlp_min_width[l] <= c.mlp_width[l]);
+  // Fig. 5a / 8 / 9 statistics against loops over the trace's expert masks (3 experts of 48 channels).
+  for (int l = 0; l < 2; ++l) {
+    const auto m = t.mlp[l].expert_masks;
+    REQUIRE(c.expert_widths[l].size() == 3);
+    int widest = 0, covered = 0;
+    for (int e = 0; e < 3; ++e) {
+      CHECK(c.expert_widths[l][e] == static_cast<int>(m[e].sum().item<float>()));
+      widest = std::max(widest, c.expert_widths[l][e]);
+    }
+    CHECK(widest == c.mlp_width[l]);
+    for (int ch = 0; ch < 48; ++ch) covered += (m.select(1, ch).sum().item<float>() > 0) ? 1 : 0;
+    CHECK(c.mlp_union[l] == Approx(covered / 48.0));
+    double jaccard = 0;
+    for (int i = 0; i < 3; ++i)
+      for (int j = i + 1; j < 3; ++j) {
+        const double both = (m[i] * m[j]).sum().item<float>(), either = ((m[i] + m[j]) > 0).sum().item<float>();
+        jaccard += both / either / 3.0;
+      }
+    CHECK(c.expert_similarity[l] == Approx(jaccard));
+    CHECK(c.vo_union[l] >= c.vo_top_k[l] / 8.0 - 1e-9);  // at least one token's K dims
+    CHECK(c.vo_union[l] <= 1.0);
+  }
 }
 
 TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — conversion keeps every dense weight",

@@ -9,6 +9,18 @@
 namespace moxlab {
 
 namespace {
+// Mean over expert pairs i < j of |s_i AND s_j| / |s_i OR s_j| (1 for a single expert).
+double mean_pairwise_jaccard(const torch::Tensor& masks) {
+  const auto m = masks.to(torch::kDouble);
+  const std::int64_t n = m.size(0);
+  if (n < 2) return 1.0;
+  auto inter = torch::matmul(m, m.t());                          // [N, N]
+  auto sizes = m.sum(1);
+  auto uni = sizes.unsqueeze(0) + sizes.unsqueeze(1) - inter;
+  auto j = inter / uni.clamp_min(1.0);
+  return (j.sum().item<double>() - j.diagonal().sum().item<double>()) / static_cast<double>(n * (n - 1));
+}
+
 bool is_dense_matrix(const std::string& name) {
   for (const char* m : {".wq.", ".wk.", ".wv.", ".wo.", ".w1.", ".w2.", ".w3."})
     if (name.find(m) != std::string::npos) return true;
@@ -45,11 +57,19 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     attn[l]->masker->set_inference_top_k(k);
   }
 
-  // The converted model's widths: one pass (they no longer depend on the tokens).
+  // The converted model: its widths no longer depend on the tokens; which v/o dims are used does.
   TomoeTrace trace;
-  ForwardContext ctx;
-  ctx.tomoe = &trace;
-  model.forward(calibration.front(), ctx);
+  std::vector<torch::Tensor> vo_used(L);
+  for (const auto& batch : calibration) {
+    ForwardContext ctx;
+    ctx.tomoe = &trace;
+    model.forward(batch, ctx);
+    for (int l = 0; l < L; ++l) {
+      if (!attn[l]) continue;
+      auto used = trace.attention[l].vo.reshape({-1, o.head_dim()}).amax(0);
+      vo_used[l] = vo_used[l].defined() ? torch::maximum(vo_used[l], used) : used;
+    }
+  }
   const auto widths = tomoe_widths(trace, o);
   for (int l = 0; l < L; ++l) {
     c.qk_width.push_back(static_cast<int>(std::lround(widths[l].qk.item<double>())));
@@ -57,6 +77,13 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     c.mlp_width.push_back(static_cast<int>(std::lround(widths[l].mlp.item<double>())));
     const auto& m = trace.mlp[l].expert_masks;
     c.mlp_min_width.push_back(m.defined() ? static_cast<int>(m.sum(-1).min().item<double>()) : o.resolved_ffn_hidden());
+    std::vector<int> per_expert;
+    if (m.defined())
+      for (std::int64_t e = 0; e < m.size(0); ++e) per_expert.push_back(static_cast<int>(m[e].sum().item<double>()));
+    c.expert_widths.push_back(per_expert);
+    c.mlp_union.push_back(m.defined() ? union_of_masks(m.to(torch::kFloat)).mean().item<double>() : 1.0);
+    c.vo_union.push_back(vo_used[l].defined() ? vo_used[l].to(torch::kFloat).mean().item<double>() : 1.0);
+    c.expert_similarity.push_back(m.defined() ? mean_pairwise_jaccard(m) : 1.0);
   }
   const TomoeShape shape = tomoe_shape(o);
   const double total = total_parameters(shape, L);

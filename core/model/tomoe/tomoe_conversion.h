@@ -17,6 +17,10 @@ struct TomoeConversion {
   std::vector<int> vo_top_k;      // per layer: K of the v/o top-K (head_dim where attention is dense)
   std::vector<int> mlp_width;     // per layer: widest expert's kept channels (d_mid where the FFN is dense)
   std::vector<int> mlp_min_width; // per layer: narrowest expert
+  std::vector<std::vector<int>> expert_widths;  // [layer][expert]: kept channels (Fig. 8's boxes)
+  std::vector<double> mlp_union;  // per layer: share of SwiGLU channels some expert keeps (Fig. 5a; Eq. 16)
+  std::vector<double> vo_union;   // per layer: share of v/o head dims some calibration token keeps (Eq. 6)
+  std::vector<double> expert_similarity;  // per layer: mean pairwise Jaccard similarity of expert masks (Fig. 9)
   double active_ratio = 0;        // T(d_MoE) / T_total (Eq. 8) of the converted model
   // Non-embedding parameters: total = the dense matrices, norms and inference routing (router, v/o mask
   // projection); active = the kept widths of the matrices (T(d_MoE)) plus the same norms and routing.

@@ -46,6 +46,8 @@ torch::Tensor TomoeFeedForward::forward(const torch::Tensor& x, ForwardContext& 
   if (ctx.gates_off) return SwiGLU::forward(x, ctx, taps);
   const MlpExpertGates g = expert_router(x, layer_experts(ctx, layer_));
   ctx.tomoe->mlp[layer_] = {g.route, g.probs, g.expert_masks};
+  ctx.tap(taps.ffn_router_probs, g.probs);  // per-domain expert load and routed-expert text (moxlab route)
+  ctx.tap(taps.ffn_router_topk, g.route);
   ctx.tap(taps.ffn_in, x);
   auto y = masked_swiglu(*this, x, g.token_masks);
   ctx.tap(taps.ffn_out, y);
