@@ -37,6 +37,7 @@ PruneRunResult run_pruning(const PruneRunOptions& o) {
   cfg.run.name = o.name.empty() ? "prune_" + p.method : o.name;
   cfg.run.variant = o.variant.empty() ? p.method + "_" + active : o.variant;
   cfg.train.init_from = o.checkpoint;  // the model this run prunes
+  if (o.seed) cfg.train.seed = *o.seed;  // which training windows calibrate (and the run's seed in tables)
   cfg.prune = p;
 
   // Calibration: the first training windows of the checkpoint's data (the sampler the trainer uses).

@@ -20,6 +20,7 @@ struct PruneRunOptions {
   std::string name;              // run.name ("" = prune_METHOD)
   std::string variant;           // run.variant for tables ("" = METHOD_ACTIVE)
   int threads = 0;
+  std::optional<std::int64_t> seed;              // train.seed of the calibration sampler (default: the checkpoint's)
   std::optional<std::int64_t> sweep_id;          // a sweep member's run
   std::function<void(std::int64_t)> on_run;      // called once the run is registered
   std::function<void(const std::string&)> log;

@@ -141,6 +141,7 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       p.name = cfg.run.name;
       p.variant = cfg.run.variant;
       p.threads = opts.threads;
+      p.seed = cfg.train.seed;
       p.sweep_id = opts.sweep;
       p.log = log;
       p.on_run = [&](std::int64_t id) { store.set_sweep_member_run(opts.sweep, opts.index, worker, id); };
