@@ -25,9 +25,11 @@ DenseAttention::DenseAttention(const ModelOptions& o)
   wo = register_module("wo", torch::nn::Linear(torch::nn::LinearOptions(q_dim, o.dim).bias(false)));
 }
 
-torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal) {
+torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                    double scale) {
   const auto T = q.size(2);
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  auto scores = torch::matmul(q, k.transpose(-2, -1));
+  scores = scale == 0 ? scores / std::sqrt(static_cast<double>(q.size(-1))) : scores * scale;
   if (!causal) return torch::matmul(torch::softmax(scores, -1), v);
   auto mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
   scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());

@@ -44,9 +44,11 @@ class DenseAttention : public Attention {
   bool causal_;
 };
 
-// Scaled dot-product attention, softmax(q k^T / sqrt(hd)) v, with a causal mask (decoders) or over
-// every position (the ViT's patch tokens); q: [B, H, T, hd], k/v: [B, H, T, hd].
-torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal);
+// Scaled dot-product attention, softmax(q k^T * scale) v, with a causal mask (decoders) or over every
+// position (the ViT's patch tokens); q/k: [B, H, T, hq], v: [B, H, T, hd]; scale 0 means 1 / sqrt(hq)
+// (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
+torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                    double scale = 0);
 
 std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer);
 

@@ -24,6 +24,13 @@ Rope::Rope(int head_dim, int max_seq_len, double theta) {
   sin_ = angle.sin();
 }
 
+Rope Rope::select_pairs(const torch::Tensor& pairs) const {
+  Rope r;
+  r.cos_ = cos_.index_select(1, pairs);
+  r.sin_ = sin_.index_select(1, pairs);
+  return r;
+}
+
 torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
   const auto T = x.size(1);
   TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");

@@ -14,6 +14,9 @@ class Rope {
   torch::Tensor apply(const torch::Tensor& x, int64_t start = 0) const;
   const torch::Tensor& cos() const { return cos_; }
   const torch::Tensor& sin() const { return sin_; }
+  // The rotation of only some pairs (ToMoE's pruned q/k keep whole pairs, each with its own frequency):
+  // apply() of the result rotates [.., 2 * pairs.size(0)] vectors laid out as the kept pairs in order.
+  Rope select_pairs(const torch::Tensor& pairs) const;
 
  private:
   torch::Tensor cos_, sin_;  // [max_seq_len, head_dim/2], float32

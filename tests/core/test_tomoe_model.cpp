@@ -12,6 +12,8 @@
 #include "core/common/error.h"
 #include "core/model/tomoe/tomoe_conversion.h"
 #include "core/model/tomoe/tomoe_modules.h"
+#include "core/model/tomoe/tomoe_moe.h"
+#include "core/io/safetensors.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
 #include "core/store/run_store.h"
@@ -261,6 +263,44 @@ TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every to
   }
 }
 
+TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated model (App. B.3) and survives save/load",
+          "[tomoe][model][export]") {
+  for (double offset : {0.0, -0.5}) {  // about half kept, and little kept (q/k may vanish: uniform attention)
+    INFO("offset " << offset);
+    ModelOptions o = tomoe_options();
+    o.tomoe.offset = offset;
+    Transformer model(o);
+    model.init_weights(8);
+    torch::manual_seed(11);
+    const std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong)};
+    const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+    const TomoeMoe moe = TomoeMoe::extract(model);
+    auto tokens = torch::randint(0, 50, {3, 16}, torch::kLong);
+    torch::Tensor gated;
+    {
+      torch::NoGradGuard ng;
+      gated = model.forward(tokens);  // the pseudo-MoE: dense weights with masks
+    }
+    CHECK(torch::allclose(moe.forward(tokens), gated, 1e-4, 1e-5));
+    // The experts really are smaller: stacked at the widest expert's width, q/k at the kept pairs.
+    for (int l = 0; l < 2; ++l) {
+      CHECK(moe.tensors().at("layers." + std::to_string(l) + ".ffn.w_gate").size(1) == std::max(1, c.mlp_width[l]));
+      CHECK(moe.tensors().at("layers." + std::to_string(l) + ".attn.wq").size(0) == 4 * c.qk_width[l]);
+    }
+    const ParamCount p = moe.param_count();
+    CHECK(p.active < p.total);
+    const std::string path = scratch_dir("tomoe_export") + "/moe" + std::to_string(offset < 0) + ".safetensors";
+    moe.save(path);
+    const TomoeMoe back = TomoeMoe::load(path);
+    CHECK(torch::allclose(back.forward(tokens), gated, 1e-4, 1e-5));
+  }
+  const std::string plain = scratch_dir("tomoe_export") + "/plain.safetensors";
+  write_safetensors(plain, {{"x", torch::zeros({2})}});
+  CHECK_THROWS_WITH(TomoeMoe::load(plain), Catch::Contains("is not a ToMoE MoE export"));
+  Transformer unconverted(tomoe_options());
+  CHECK_THROWS_WITH(TomoeMoe::extract(unconverted), Catch::Contains("convert the model first"));
+}
+
 TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — conversion keeps every dense weight",
           "[e2e][tomoe][prune]") {
   const std::string dir = scratch_dir("tomoe_distill");
@@ -286,6 +326,18 @@ TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — convers
   auto* attn = dynamic_cast<TomoeAttention*>(b.model->blocks->ptr<BlockImpl>(0)->attn.get());
   REQUIRE(attn);
   CHECK(attn->masker->inference_top_k().has_value());  // the conversion's top-K is saved with the checkpoint
+  // The run's checkpoint as the real MoE, equal to the gated model.
+  const std::string converted = store.artifacts(2, "checkpoint").at(0).path;
+  auto exported = run_cli("export tomoe --checkpoint " + converted + " --out moe.safetensors", dir);
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  {
+    torch::NoGradGuard ng;
+    b.model->eval();
+    auto tokens = torch::randint(0, 512, {2, 32}, torch::kLong);
+    CHECK(torch::allclose(TomoeMoe::load(dir + "/moe.safetensors").forward(tokens), b.model->forward(tokens), 1e-4, 1e-5));
+  }
+  CHECK(one_line_error(run_cli("export tomoe --checkpoint " + ck + " --out x.safetensors", dir), "needs attention and FFN of kind tomoe"));
   auto after = b.model->named_parameters(true);
   int compared = 0;
   for (const auto& p : a.model->named_parameters(true)) {

@@ -1,0 +1,196 @@
+#include "core/model/tomoe/tomoe_moe.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/config/config.h"
+#include "core/io/safetensors.h"
+#include "core/model/tomoe/tomoe_modules.h"
+#include "core/model/tomoe/tomoe_trace.h"
+#include "core/model/transformer.h"
+
+namespace moxlab {
+
+namespace {
+constexpr const char* kConfigKey = "moxlab.tomoe_moe.config";
+std::string layer_key(int l, const std::string& name) { return "layers." + std::to_string(l) + "." + name; }
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  return x * torch::rsqrt(x.pow(2).mean(-1, true) + eps) * w;
+}
+}  // namespace
+
+const torch::Tensor& TomoeMoe::at(const std::string& name) const {
+  auto it = t_.find(name);
+  require(it != t_.end(), "ToMoE MoE: no tensor '" + name + "'");
+  return it->second;
+}
+
+TomoeMoe TomoeMoe::extract(Transformer& model) {
+  const ModelOptions& o = model.options();
+  require(o.attention == "tomoe" && o.ffn == "tomoe", "ToMoE export needs attention and FFN of kind tomoe");
+  require(!o.qkv_bias, "ToMoE export: Q/K/V biases are not supported");
+  model.eval();
+  torch::NoGradGuard no_grad;
+  // One deterministic pass gives the static decisions: q/k mask, expert masks (eval: no noise).
+  TomoeTrace trace;
+  ForwardContext ctx;
+  ctx.tomoe = &trace;
+  model.forward(torch::zeros({1, 2}, torch::kLong), ctx);
+  const torch::Tensor experts = trace.experts;  // [L, N, d_e]
+  TomoeMoe m;
+  m.o_ = o;
+  const int hd = o.head_dim(), H = o.n_heads, Hkv = o.n_kv_heads, d = o.dim;
+  m.t_["tok_embeddings"] = model.tok_embeddings->weight.detach().clone();
+  m.t_["norm"] = model.norm->weight.detach().clone();
+  if (model.output) m.t_["output"] = model.output->weight.detach().clone();
+  for (int l = 0; l < o.n_layers; ++l) {
+    auto* block = model.blocks->ptr<BlockImpl>(l).get();
+    auto* attn = dynamic_cast<TomoeAttention*>(block->attn.get());
+    auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get());
+    require(attn && ffn, "ToMoE export: layer " + std::to_string(l) + " is not a ToMoE layer");
+    const auto k = attn->masker->inference_top_k();
+    require(k.has_value(), "ToMoE export: layer " + std::to_string(l) + " has no v/o top-K (convert the model first)");
+    m.t_[layer_key(l, "attn_norm")] = block->attn_norm->weight.detach().clone();
+    m.t_[layer_key(l, "ffn_norm")] = block->ffn_norm->weight.detach().clone();
+    // Attention: only the kept q/k RoPE pairs.
+    const auto pair_kept = trace.attention[l].qk.view({hd / 2, 2}).select(1, 0) > 0.5;
+    const auto pairs = pair_kept.nonzero().squeeze(1);
+    const auto dims = torch::stack({2 * pairs, 2 * pairs + 1}, 1).flatten();
+    m.t_[layer_key(l, "attn.qk_pairs")] = pairs.to(torch::kFloat);
+    m.t_[layer_key(l, "attn.wq")] = attn->wq->weight.detach().view({H, hd, d}).index_select(1, dims).reshape({-1, d});
+    m.t_[layer_key(l, "attn.wk")] = attn->wk->weight.detach().view({Hkv, hd, d}).index_select(1, dims).reshape({-1, d});
+    m.t_[layer_key(l, "attn.wv")] = attn->wv->weight.detach().clone();
+    m.t_[layer_key(l, "attn.wo")] = attn->wo->weight.detach().clone();
+    // The v/o router: Proj_E with the mean expert embedding folded into its bias; the decoder's v/o rows.
+    const auto& mk = *attn->masker;
+    m.t_[layer_key(l, "attn.vo_proj.weight")] = mk.proj_e->weight.detach().clone();
+    m.t_[layer_key(l, "attn.vo_proj.bias")] = (mk.proj_e->bias + experts[l].mean(0)).detach();
+    m.t_[layer_key(l, "attn.vo_norm.weight")] = mk.dec_norm->weight.detach().clone();
+    m.t_[layer_key(l, "attn.vo_norm.bias")] = mk.dec_norm->bias.detach().clone();
+    m.t_[layer_key(l, "attn.vo_dec.weight")] = mk.dec->weight.detach().narrow(0, 0, hd).clone();
+    m.t_[layer_key(l, "attn.vo_dec.bias")] = mk.dec->bias.detach().narrow(0, 0, hd).clone();
+    m.t_[layer_key(l, "attn.vo_top_k")] = torch::tensor({static_cast<float>(*k)});
+    // MLP experts: each expert's kept channels, zero-padded to the widest.
+    const auto masks = trace.mlp[l].expert_masks;  // [N, d_mid]
+    const auto widths = masks.sum(1).to(torch::kLong);
+    const std::int64_t n = masks.size(0), k_max = std::max<std::int64_t>(1, widths.max().item<std::int64_t>());
+    auto gate = torch::zeros({n, k_max, d}), up = torch::zeros({n, k_max, d}), down = torch::zeros({n, d, k_max});
+    for (std::int64_t e = 0; e < n; ++e) {
+      const auto keep = masks[e].nonzero().squeeze(1);
+      const auto w = keep.size(0);
+      if (w == 0) continue;
+      gate[e].narrow(0, 0, w).copy_(ffn->w1->weight.detach().index_select(0, keep));
+      up[e].narrow(0, 0, w).copy_(ffn->w3->weight.detach().index_select(0, keep));
+      down[e].narrow(1, 0, w).copy_(ffn->w2->weight.detach().index_select(1, keep));
+    }
+    m.t_[layer_key(l, "ffn.router")] = ffn->expert_router->router->weight.detach().clone();
+    m.t_[layer_key(l, "ffn.w_gate")] = gate;
+    m.t_[layer_key(l, "ffn.w_up")] = up;
+    m.t_[layer_key(l, "ffn.w_down")] = down;
+    m.t_[layer_key(l, "ffn.widths")] = widths.to(torch::kFloat);
+  }
+  m.build_ropes();
+  return m;
+}
+
+void TomoeMoe::build_ropes() {
+  const Rope full(o_.head_dim(), o_.max_seq_len, o_.rope_theta);
+  qk_rope_.clear();
+  for (int l = 0; l < o_.n_layers; ++l) qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
+}
+
+torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens) const {
+  torch::NoGradGuard no_grad;
+  const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads, d = o_.dim;
+  const auto B = tokens.size(0), T = tokens.size(1);
+  auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, d});
+  for (int l = 0; l < o_.n_layers; ++l) {
+    auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
+    // Attention (Eq. 4) with the kept q/k pairs; softmax scale of the full head width.
+    auto h = rms_norm(x, w("attn_norm"), o_.norm_eps);
+    const auto qk = w("attn.qk_pairs").size(0) * 2;
+    auto q = torch::linear(h, w("attn.wq")).view({B, T, H, qk});
+    auto k = torch::linear(h, w("attn.wk")).view({B, T, Hkv, qk});
+    if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
+      q = qk_rope_[l].apply(q);
+      k = qk_rope_[l].apply(k);
+    }
+    auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
+    if (H > Hkv) {
+      k = k.repeat_interleave(H / Hkv, 2);
+      v = v.repeat_interleave(H / Hkv, 2);
+    }
+    auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
+                                       1.0 / std::sqrt(static_cast<double>(hd)))
+                     .transpose(1, 2);  // [B, T, H, hd]
+    // The token's top-K v/o dims (Eq. 5's inference form).
+    auto e = torch::linear(h, w("attn.vo_proj.weight"), w("attn.vo_proj.bias"));
+    e = torch::layer_norm(e, {e.size(-1)}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
+    auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
+    const auto top = std::get<1>(logits.topk(static_cast<std::int64_t>(w("attn.vo_top_k").item<float>()), -1));
+    auto mask = torch::zeros_like(logits).scatter(-1, top, 1.0);
+    x = x + torch::linear((heads * mask.unsqueeze(-2)).reshape({B, T, H * hd}), w("attn.wo"));
+    // MLP: each token through its expert (Eq. 2-3), only the expert's channels.
+    auto h2 = rms_norm(x, w("ffn_norm"), o_.norm_eps).reshape({B * T, d});
+    const auto route = torch::linear(h2, w("ffn.router")).argmax(-1);
+    auto y = torch::zeros_like(h2);
+    const auto& gate = w("ffn.w_gate");
+    for (std::int64_t ex = 0; ex < gate.size(0); ++ex) {
+      const auto idx = (route == ex).nonzero().squeeze(1);
+      if (idx.numel() == 0) continue;
+      const auto xe = h2.index_select(0, idx);
+      const auto act = torch::silu(torch::matmul(xe, gate[ex].t())) * torch::matmul(xe, w("ffn.w_up")[ex].t());
+      y.index_copy_(0, idx, torch::matmul(act, w("ffn.w_down")[ex].t()));
+    }
+    x = x + y.view({B, T, d});
+  }
+  x = rms_norm(x, at("norm"), o_.norm_eps);
+  return torch::linear(x, t_.count("output") ? at("output") : at("tok_embeddings"));
+}
+
+ParamCount TomoeMoe::param_count() const {
+  ParamCount c;
+  const std::int64_t d = o_.dim;
+  for (const auto& [name, t] : t_) {
+    if (name == "tok_embeddings" || name == "output") continue;
+    const bool index = name.find("qk_pairs") != std::string::npos || name.find("vo_top_k") != std::string::npos ||
+                       name.find("widths") != std::string::npos;
+    if (index) continue;
+    c.total += t.numel();
+    if (name.find("attn.wv") != std::string::npos || name.find("attn.wo") != std::string::npos ||
+        name.find("ffn.w_") != std::string::npos)
+      continue;  // counted below by what a token uses
+    c.active += t.numel();
+  }
+  for (int l = 0; l < o_.n_layers; ++l) {
+    const auto K = static_cast<std::int64_t>(at(layer_key(l, "attn.vo_top_k")).item<float>());
+    c.active += (o_.n_kv_heads + o_.n_heads) * K * d;                  // W_V rows and W_O columns of the top-K dims
+    c.active += 3 * d * static_cast<std::int64_t>(at(layer_key(l, "ffn.widths")).max().item<float>());  // widest expert
+  }
+  return c;
+}
+
+void TomoeMoe::save(const std::string& path) const {
+  Config c;
+  c.model = o_;
+  c.train.seq_len = std::min(c.train.seq_len, o_.max_seq_len);  // only the model options matter here
+  write_safetensors(path, t_, {{kConfigKey, c.to_json()}});
+}
+
+TomoeMoe TomoeMoe::load(const std::string& path) {
+  SafeTensors st = read_safetensors(path);
+  auto it = st.metadata.find(kConfigKey);
+  require(it != st.metadata.end(), path + " is not a ToMoE MoE export (no " + kConfigKey + " metadata)");
+  TomoeMoe m;
+  m.o_ = config_from_json(it->second).model;
+  m.t_ = std::move(st.tensors);
+  for (int l = 0; l < m.o_.n_layers; ++l)
+    for (const char* name : {"attn.qk_pairs", "attn.wq", "attn.wk", "attn.wv", "attn.wo", "attn.vo_top_k", "ffn.router", "ffn.w_gate",
+                             "ffn.w_up", "ffn.w_down", "ffn.widths"})
+      m.at(layer_key(l, name));  // a missing tensor is a one-line error naming it
+  m.build_ropes();
+  return m;
+}
+
+}  // namespace moxlab

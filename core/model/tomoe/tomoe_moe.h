@@ -1,0 +1,52 @@
+// The converted ToMoE model as real, smaller weights (section 3.5, App. B.3), extracted from a ToMoE
+// Transformer after convert_to_tomoe_moe():
+//   attention: W_Q / W_K hold only the kept q/k RoPE pairs (each rotated with its own frequency; the
+//              attention scale stays 1/sqrt(head_dim) as in the gated model); W_V, W_O whole, each token's
+//              output limited to its top-K v/o dims chosen by the v/o router, whose Proj_E bias absorbs
+//              the mean expert embedding (1/N 1^T E) and whose decoder keeps only its v/o rows;
+//   MLP:       a bias-free router [N, d] and N experts holding only their kept channels, zero-padded to
+//              the widest so they stack as [N, k_max, d] (padding channels contribute silu(0) * 0 = 0);
+//              tokens are dispatched to their expert.
+// forward() uses only these tensors and equals the gated model in eval mode (tested to tolerance). The
+// v/o top-K is applied as a mask here: the weights stay whole because other tokens read other dims.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/model/model_options.h"
+#include "core/model/param_count.h"
+#include "core/model/rope.h"
+
+namespace moxlab {
+
+class Transformer;
+
+class TomoeMoe {
+ public:
+  // Extracts from a converted ToMoE model (attention and FFN of kind tomoe, v/o top-K set).
+  static TomoeMoe extract(Transformer& converted);
+  // tokens [B, T] -> logits [B, T, vocab].
+  torch::Tensor forward(const torch::Tensor& tokens) const;
+  // Non-embedding parameters: total stored, active per token (widest expert, kept q/k, top-K v/o rows of W_V
+  // and columns of W_O, routers).
+  ParamCount param_count() const;
+
+  // safetensors with the model options in the metadata ("moxlab.tomoe_moe.config"); atomic write.
+  void save(const std::string& path) const;
+  static TomoeMoe load(const std::string& path);
+
+  const ModelOptions& options() const { return o_; }
+  const std::map<std::string, torch::Tensor>& tensors() const { return t_; }
+
+ private:
+  void build_ropes();
+  const torch::Tensor& at(const std::string& name) const;
+  ModelOptions o_;
+  std::map<std::string, torch::Tensor> t_;  // every weight, by name (the file's layout)
+  std::vector<Rope> qk_rope_;               // per layer: the kept pairs' rotation
+};
+
+}  // namespace moxlab
