@@ -46,10 +46,10 @@ void log_line(const std::string& s) { std::cerr << s << "\n"; }
 
 void register_route(CLI::App& app) {
   auto a = std::make_shared<RouteArgs>();
-  auto* cmd = app.add_subcommand("route", "MoHD Fig. 11: per-domain router selection of every sub-dimension");
+  auto* cmd = app.add_subcommand("route", "Per-domain router selection: MoHD sub-dimensions (Fig. 11), MoH heads, ToMoE experts");
   auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 holding blocks.*.router.probs/topk taps");
   auto* run = cmd->add_option("--run", a->run, "run id: capture its router taps, then observe")->excludes(cap);
-  cmd->add_option("--sweep", a->sweep, "sweep name or id: every finished MoHD member")->excludes(cap)->excludes(run);
+  cmd->add_option("--sweep", a->sweep, "sweep name or id: every finished member with routers (MoHD, MoH, ToMoE)")->excludes(cap)->excludes(run);
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--tokens-per-domain", a->tokens_per_domain, "validation tokens captured per domain")
       ->check(CLI::PositiveNumber)->capture_default_str();

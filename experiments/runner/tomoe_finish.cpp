@@ -1,12 +1,45 @@
 #include "experiments/runner/tomoe_finish.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "core/model/tomoe/tomoe_conversion.h"
+#include "core/observe/tomoe_conversion_file.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/run_registry.h"
 
 namespace moxlab {
+
+namespace {
+// The HDF5 record of a conversion (core/observe/tomoe_conversion_file.h); layers with a dense FFN get
+// full-width experts and a Jaccard of 1 so every layer has N experts.
+TomoeConversionRecord conversion_record(const TomoeConversion& c, const Config& cfg, std::int64_t run) {
+  const ModelOptions& o = cfg.model;
+  const int n = o.tomoe.experts;
+  TomoeConversionRecord r;
+  r.run_id = run;
+  r.target_active = o.tomoe.active;
+  r.active_ratio = c.active_ratio;
+  r.vo_top_k_rule = o.tomoe.vo_top_k;
+  r.head_dim = o.head_dim();
+  r.d_mid = o.resolved_ffn_hidden();
+  r.experts = n;
+  r.qk_width = c.qk_width;
+  r.vo_top_k = c.vo_top_k;
+  r.mlp_width = c.mlp_width;
+  r.mlp_min_width = c.mlp_min_width;
+  r.mlp_union = c.mlp_union;
+  r.vo_union = c.vo_union;
+  r.expert_similarity = c.expert_similarity;
+  for (std::size_t l = 0; l < c.qk_width.size(); ++l) {
+    const bool routed = static_cast<int>(c.expert_widths[l].size()) == n;
+    r.expert_widths.push_back(routed ? c.expert_widths[l] : std::vector<int>(n, r.d_mid));
+    r.expert_jaccard.push_back(routed ? c.expert_jaccard[l] : std::vector<double>(static_cast<std::size_t>(n) * n, 1.0));
+  }
+  return r;
+}
+}  // namespace
 
 void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, const Config& cfg, std::int64_t run,
                              const std::function<void(const std::string&)>& log) {
@@ -26,7 +59,10 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
   for (std::size_t l = 0; l < c.vo_top_k.size(); ++l) {
     const std::string k = "tomoe/layer" + std::to_string(l) + "/";
     store.put_result(run, k + "qk_width", c.qk_width[l], count("kept query/key head dims (static RoPE-paired mask)"));
-    store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count("value/output head dims per token (top-K, K = mean kept count)"));
+    store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count(cfg.model.tomoe.vo_top_k == "widest"
+                                   ? "value/output head dims per token (top-K; K = widest token per calibration batch, "
+                                     "training noise, averaged over batches)"
+                                   : "value/output head dims per token (top-K; K = mean kept count, noise-free)"));
     store.put_result(run, k + "mlp_width", c.mlp_width[l], count("kept SwiGLU channels of the widest expert"));
     store.put_result(run, k + "mlp_min_width", c.mlp_min_width[l], count("kept SwiGLU channels of the narrowest expert"));
     const auto ratio = [](const std::string& def) { return nlohmann::json{{"metric", "ratio"}, {"definition", def}}.dump(); };

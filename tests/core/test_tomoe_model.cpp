@@ -6,6 +6,7 @@
 // dense weights are frozen; end to end, routing-only distillation leaves every dense weight untouched.
 #include "tests/core/torch_catch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -199,6 +200,7 @@ TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers â
 TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every token keeps exactly K", "[tomoe][model]") {
   ModelOptions o = tomoe_options();
   o.tomoe.offset = 0.0;  // about half of every mask kept
+  o.tomoe.vo_top_k = "mean";
   Transformer model(o);
   model.init_weights(6);
   torch::manual_seed(10);
@@ -260,6 +262,56 @@ TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every to
     CHECK(c.expert_similarity[l] == Approx(jaccard));
     CHECK(c.vo_union[l] >= c.vo_top_k[l] / 8.0 - 1e-9);  // at least one token's K dims
     CHECK(c.vo_union[l] <= 1.0);
+  }
+}
+
+TEST_CASE("ToMoE conversion: the widest rule takes the widest noisy token per batch, averaged over batches",
+          "[tomoe][model]") {
+  ModelOptions o = tomoe_options();
+  o.tomoe.offset = 0.0;
+  REQUIRE(o.tomoe.vo_top_k == "widest");  // the default: the official code's rule
+  Transformer model(o);
+  model.init_weights(6);
+  torch::manual_seed(10);
+  std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong), torch::randint(0, 50, {3, 12}, torch::kLong)};
+  // By hand: the same draws (training mode), the widest token's kept count per batch, averaged.
+  std::vector<double> widest(2, 0.0), mean(2, 0.0);
+  torch::manual_seed(77);
+  {
+    torch::NoGradGuard ng;
+    model.train();
+    for (const auto& b : calibration) {
+      TomoeTrace t;
+      ForwardContext ctx;
+      ctx.tomoe = &t;
+      model.forward(b, ctx);
+      for (int l = 0; l < 2; ++l) {
+        auto counts = t.attention[l].vo.reshape({-1, 8}).sum(-1);
+        widest[l] += counts.max().item<double>() / 2.0;
+        mean[l] += counts.sum().item<double>() / (5 * 12);
+      }
+    }
+  }
+  torch::manual_seed(77);
+  const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  CHECK_FALSE(model.is_training());
+  for (int l = 0; l < 2; ++l) {
+    CHECK(c.vo_top_k[l] == std::clamp(static_cast<int>(std::lround(widest[l])), 1, 8));
+    CHECK(widest[l] >= mean[l]);  // the widest token bounds the mean
+  }
+  // Fig. 9's matrices: symmetric, 1 on the diagonal, their off-diagonal mean is the reported similarity.
+  for (int l = 0; l < 2; ++l) {
+    const auto& j = c.expert_jaccard[l];
+    REQUIRE(j.size() == 9);
+    double off = 0;
+    for (int a = 0; a < 3; ++a) {
+      CHECK(j[a * 3 + a] == 1.0);
+      for (int b = 0; b < 3; ++b) {
+        CHECK(j[a * 3 + b] == Approx(j[b * 3 + a]));
+        if (a != b) off += j[a * 3 + b] / 6.0;
+      }
+    }
+    CHECK(c.expert_similarity[l] == Approx(off));
   }
 }
 

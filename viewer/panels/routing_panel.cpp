@@ -1,5 +1,6 @@
-// Routing (MoHD Fig. 11 and MoH Fig. 3, from `moxlab route`): for the focused run and a chosen layer,
-// how often each sub-dimension of the attention and FFN routers (MoHD) or each head (MoH) is selected (or its mean router score) per data
+// Routing (MoHD Fig. 11, MoH Fig. 3, ToMoE expert load; from `moxlab route`): for the focused run and a chosen
+// layer, how often each sub-dimension of the attention and FFN routers (MoHD), each head (MoH) or each MLP
+// expert (ToMoE) is selected (or its mean router score) per data
 // domain, as grouped bars (Fig. 11's form) or a domain x sub-dimension heat map, with each router's
 // spread across domains and least-used sub-dimension.
 #include <imgui.h>
@@ -51,20 +52,23 @@ class RoutingPanel : public Panel {
     ImGui::Checkbox("heat map", &heatmap_);
 
     const float h = std::max(220.0f, (ImGui::GetContentRegionAvail().y - 10) / 2 - 30);
-    // MoH routes heads (attention only); MoHD routes hidden sub-dimensions.
+    // MoH routes heads (attention only); ToMoE routes tokens to MLP experts; MoHD routes hidden sub-dimensions.
     const RunRow* run = ctx.catalog.find(ctx.focus);
     const bool heads = run && run->config.value("model.attention", "") == "moh";
+    const bool experts = run && run->config.value("model.ffn", "") == "tomoe";
     for (const auto& r : f->routers) {
       if (r.layer != layer_) continue;
-      router_plot(*f, r, h, heads && r.part == "attn");
+      const Unit unit = heads && r.part == "attn" ? Unit::head : experts && r.part == "ffn" ? Unit::expert : Unit::sub_dim;
+      router_plot(*f, r, h, unit);
     }
   }
 
  private:
   int layer_ = -1, value_ = 0;
   bool heatmap_ = false;
+  enum class Unit { sub_dim, head, expert };
 
-  void router_plot(const RoutingFile& f, const RouterTable& r, float h, bool heads) {
+  void router_plot(const RoutingFile& f, const RouterTable& r, float h, Unit unit) {
     const std::vector<double>& v = value_ == 0 ? r.selected : r.score;
     const std::size_t d = f.domains.size(), n = static_cast<std::size_t>(r.sub_dims);
     char title[256];
@@ -73,8 +77,11 @@ class RoutingPanel : public Panel {
     PlotOptions o;
     o.title = title;
     o.height = h;
-    for (std::size_t i = 0; i < n; ++i) o.x_categories.push_back((heads ? "head " : "sub ") + std::to_string(i));
-    o.x_label = heads ? "attention head (MoH head load, Fig. 3)" : "sub-dimension (MoHD Fig. 11)";
+    const char* prefix = unit == Unit::head ? "head " : unit == Unit::expert ? "expert " : "sub ";
+    for (std::size_t i = 0; i < n; ++i) o.x_categories.push_back(prefix + std::to_string(i));
+    o.x_label = unit == Unit::head     ? "attention head (MoH head load, Fig. 3)"
+                : unit == Unit::expert ? "MLP expert (ToMoE top-1 routing)"
+                                       : "sub-dimension (MoHD Fig. 11)";
     if (heatmap_) {
       o.y_categories = f.domains;
       std::vector<float> cells(v.begin(), v.end());

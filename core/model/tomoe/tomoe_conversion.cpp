@@ -1,5 +1,6 @@
 #include "core/model/tomoe/tomoe_conversion.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/common/error.h"
@@ -9,15 +10,18 @@
 namespace moxlab {
 
 namespace {
-// Mean over expert pairs i < j of |s_i AND s_j| / |s_i OR s_j| (1 for a single expert).
-double mean_pairwise_jaccard(const torch::Tensor& masks) {
+// |s_i AND s_j| / |s_i OR s_j| of every pair of expert masks [N, d_mid] (1 on the diagonal): Fig. 9.
+torch::Tensor pairwise_jaccard(const torch::Tensor& masks) {
   const auto m = masks.to(torch::kDouble);
-  const std::int64_t n = m.size(0);
-  if (n < 2) return 1.0;
-  auto inter = torch::matmul(m, m.t());                          // [N, N]
+  auto inter = torch::matmul(m, m.t());  // [N, N]
   auto sizes = m.sum(1);
   auto uni = sizes.unsqueeze(0) + sizes.unsqueeze(1) - inter;
-  auto j = inter / uni.clamp_min(1.0);
+  return (inter / uni.clamp_min(1.0)).fill_diagonal_(1.0);
+}
+// Mean over expert pairs i < j of the Jaccard similarity (1 for a single expert).
+double mean_off_diagonal(const torch::Tensor& j) {
+  const std::int64_t n = j.size(0);
+  if (n < 2) return 1.0;
   return (j.sum().item<double>() - j.diagonal().sum().item<double>()) / static_cast<double>(n * (n - 1));
 }
 
@@ -38,22 +42,30 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   std::vector<TomoeAttention*> attn(L, nullptr);
   for (int l = 0; l < L; ++l) attn[l] = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
 
-  // K_l = round(mean kept count) of the deterministic (noise-free) v/o masks over every calibration token.
+  // K_l per tomoe.vo_top_k (tomoe_options.h): the widest token's count under training noise, averaged over
+  // the calibration batches (official code), or the mean count of the noise-free masks (paper, section 3.3).
+  const bool widest = o.tomoe.vo_top_k == "widest";
+  require(widest || o.tomoe.vo_top_k == "mean", "tomoe.vo_top_k must be widest or mean, got " + o.tomoe.vo_top_k);
   std::vector<double> kept(L, 0.0);
-  std::int64_t tokens = 0;
+  double units = 0;  // batches (widest) or tokens (mean) that kept[] sums over
+  model.train(widest);  // training mode draws the gates' Gumbel noise; the model has no dropout
   for (const auto& batch : calibration) {
     TomoeTrace trace;
     ForwardContext ctx;
     ctx.tomoe = &trace;
     model.forward(batch, ctx);
-    for (int l = 0; l < L; ++l)
-      if (attn[l]) kept[l] += trace.attention[l].vo.to(torch::kDouble).sum().item<double>() / o.head_dim();
-    tokens += batch.numel();
+    for (int l = 0; l < L; ++l) {
+      if (!attn[l]) continue;
+      const auto counts = trace.attention[l].vo.to(torch::kDouble).reshape({-1, o.head_dim()}).sum(-1);
+      kept[l] += widest ? counts.max().item<double>() : counts.sum().item<double>();
+    }
+    units += widest ? 1.0 : static_cast<double>(batch.numel());
   }
+  model.eval();
   TomoeConversion c;
   for (int l = 0; l < L; ++l) {
     if (!attn[l]) continue;
-    const int k = std::max(1, static_cast<int>(std::lround(kept[l] * o.head_dim() / static_cast<double>(tokens))));
+    const int k = std::clamp(static_cast<int>(std::lround(kept[l] / units)), 1, o.head_dim());
     attn[l]->masker->set_inference_top_k(k);
   }
 
@@ -83,7 +95,9 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     c.expert_widths.push_back(per_expert);
     c.mlp_union.push_back(m.defined() ? union_of_masks(m.to(torch::kFloat)).mean().item<double>() : 1.0);
     c.vo_union.push_back(vo_used[l].defined() ? vo_used[l].to(torch::kFloat).mean().item<double>() : 1.0);
-    c.expert_similarity.push_back(m.defined() ? mean_pairwise_jaccard(m) : 1.0);
+    const auto jaccard = m.defined() ? pairwise_jaccard(m) : torch::ones({1, 1}, torch::kDouble);
+    c.expert_similarity.push_back(mean_off_diagonal(jaccard));
+    c.expert_jaccard.emplace_back(jaccard.data_ptr<double>(), jaccard.data_ptr<double>() + jaccard.numel());
   }
   const TomoeShape shape = tomoe_shape(o);
   const double total = total_parameters(shape, L);

@@ -1,7 +1,8 @@
 // The end of ToMoE's construction (section 3.5): once the routing modules are trained, each layer's
-// per-token v/o mask becomes a top-K choice with K the average kept count over calibration tokens
-// (Eq. 5's inference form), so every token of a layer activates the same width; MLP expert widths and the
-// static q/k mask are fixed by then. Reports the converted model's widths and active parameters.
+// per-token v/o mask becomes a top-K choice with K from calibration tokens (Eq. 5's inference form;
+// the rule, tomoe.vo_top_k, is the official code's widest token or the paper text's mean count), so
+// every token of a layer activates the same width; MLP expert widths and the static q/k mask are fixed
+// by then. Reports the converted model's widths and active parameters.
 #pragma once
 #include <vector>
 
@@ -21,6 +22,7 @@ struct TomoeConversion {
   std::vector<double> mlp_union;  // per layer: share of SwiGLU channels some expert keeps (Fig. 5a; Eq. 16)
   std::vector<double> vo_union;   // per layer: share of v/o head dims some calibration token keeps (Eq. 6)
   std::vector<double> expert_similarity;  // per layer: mean pairwise Jaccard similarity of expert masks (Fig. 9)
+  std::vector<std::vector<double>> expert_jaccard;  // [layer][N x N row-major]: every pair's Jaccard (Fig. 9)
   double active_ratio = 0;        // T(d_MoE) / T_total (Eq. 8) of the converted model
   // Non-embedding parameters: total = the dense matrices, norms and inference routing (router, v/o mask
   // projection); active = the kept widths of the matrices (T(d_MoE)) plus the same norms and routing.
@@ -29,7 +31,8 @@ struct TomoeConversion {
 };
 
 // model: a ToMoE Transformer; calibration: token batches [B, T] (int64). Sets the v/o top-K of every
-// ToMoE attention layer, leaves the model in eval mode and returns the conversion's accounting.
+// ToMoE attention layer by the model's tomoe.vo_top_k rule (tomoe_options.h; the widest rule draws Gumbel
+// noise from torch's default generator), leaves the model in eval mode and returns the accounting.
 TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration);
 
 }  // namespace moxlab

@@ -2,6 +2,7 @@
 // core/config/config.cpp. Defaults are the paper's (section 4 "Implementations", App. A, C) and the
 // official code's (NOTES.md).
 #pragma once
+#include <string>
 
 namespace moxlab {
 
@@ -15,6 +16,13 @@ struct TomoeOptions {
   double alpha = 16.0;      // Eq. 10 weight of the parameter regulariser R_P
   double beta = 2.0;        // Eq. 10 weight of the union regulariser R_U
   double gamma = 1.0;       // Eq. 10 weight of the load-balance regulariser R_L
+  // How the v/o mask's K is set after training (section 3.3 / 3.5):
+  //   "widest": the official code's rule — the widest token's kept count in each calibration batch, with the
+  //             training-time Gumbel noise, averaged over batches. It is the width Eq. 8 penalised during
+  //             training, so the converted model's active ratio lands at the target p.
+  //   "mean":   the paper's text, K = round(mean over tokens of the kept count) of the noise-free masks. The
+  //             regulariser only bounded the widest token, so the model ends far below p (measured).
+  std::string vo_top_k = "widest";
 
   int embedding() const { return 2 * hypernet_hidden; }
 };
