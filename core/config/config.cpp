@@ -121,6 +121,7 @@ Schema bind(Config& c) {
   s.add("train.loss", t.loss, {"lm", "distill"},
         "main loss: lm (next-token cross-entropy) or distill (ToMoE Eq. 10: KL of the dense teacher, gates off, to the gated model)");
   s.add("train.distill_scale", t.distill_scale, 0.0, 1e6, "factor on the distillation KL (the official ToMoE code uses 2)");
+  s.add("train.domains", t.domains, "training-split domains batches are drawn from (empty: all; validation covers all)");
   s.add("train.init_from", t.init_from, {}, "checkpoint (path, sweep:NAME/VARIANT/SEED, or sweep:NAME/VARIANT for this run's seed) whose weights start the model (continue-tuning; new parameters keep their init)");
 
   auto& pr = c.prune;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/data/domain_subset.h"
 #include "core/eval/perplexity.h"
 #include "core/train/distillation.h"
 
@@ -19,7 +20,7 @@ LmObjective::LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, 
                          std::shared_ptr<const TokenSource> val)
     : t_(cfg.train),
       model_(std::move(model)),
-      train_(std::move(train)),
+      train_(restrict_domains(std::move(train), cfg.train.domains)),
       val_(std::move(val)),
       sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {}
 

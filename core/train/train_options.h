@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace moxlab {
 
@@ -28,6 +29,9 @@ struct TrainOptions {
   // Checkpoint whose weights start the model (continue-tuning, e.g. dense -> MoH): a path, or
   // "sweep:NAME/VARIANT/SEED" (experiments/runner/checkpoint_ref.h); "" = none. Validated at step 0 too.
   std::string init_from;
+  // Training-split domains the batches are drawn from (empty: all); validation still covers every domain.
+  // ToMoE Fig. 6: calibration on one domain against the mixed default.
+  std::vector<std::string> domains;
   // Which parameters train: "all", or "routing" (only the routing modules a method adds, everything
   // else frozen: ToMoE trains its hypernetwork, masks and routers on a frozen dense model).
   std::string trainable = "all";
