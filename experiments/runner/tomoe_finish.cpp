@@ -77,6 +77,13 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
     widths += (l ? ", " : "") + std::to_string(c.qk_width[l]) + "/" + std::to_string(c.vo_top_k[l]) + "/" +
               std::to_string(c.mlp_width[l]);
   }
+  // The whole record as one file beside the run for the viewer's ToMoE panel (Fig. 4/7, 5a, 8, 9).
+  const auto run_dirs = store.artifacts(run, "run_dir");
+  if (!run_dirs.empty()) {
+    const std::string path = std::filesystem::absolute(run_dirs.back().path + "/tomoe-conversion.h5").string();
+    write_tomoe_conversion(path, conversion_record(c, cfg, run));
+    store.add_artifact(run, "tomoe_conversion", path);
+  }
   if (log)
     log("ToMoE conversion: active ratio " + std::to_string(c.active_ratio) + " (target " + std::to_string(cfg.model.tomoe.active) +
         "); per layer qk/vo/mlp widths " + widths);

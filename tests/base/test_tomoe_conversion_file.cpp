@@ -37,7 +37,8 @@ TomoeConversionRecord two_layers() {
 }  // namespace
 
 TEST_CASE("ToMoE conversion file round-trips every field", "[observe][tomoe]") {
-  const std::string path = scratch_dir("tomoe_conversion_file") + "/conv.h5";
+  const testing::ScratchDir scratch("tomoe_conversion_file");
+  const std::string path = scratch.file("conv.h5");
   const TomoeConversionRecord r = two_layers();
   write_tomoe_conversion(path, r);
   const TomoeConversionRecord b = read_tomoe_conversion(path);
@@ -61,7 +62,8 @@ TEST_CASE("ToMoE conversion file round-trips every field", "[observe][tomoe]") {
 }
 
 TEST_CASE("ToMoE conversion file: bad input is a one-line error and nothing is half-written", "[observe][tomoe]") {
-  const std::string dir = scratch_dir("tomoe_conversion_file_bad");
+  const testing::ScratchDir scratch("tomoe_conversion_file_bad");
+  const std::string dir = scratch.path.string();
   TomoeConversionRecord r = two_layers();
   r.expert_widths[1].push_back(3);  // 3 experts in layer 1, 2 elsewhere
   CHECK_THROWS_WITH(write_tomoe_conversion(dir + "/bad.h5", r), Contains("expert widths"));

@@ -1,7 +1,8 @@
 // End to end: moxlab-viewer's headless screenshots (under xvfb-run) of every panel over runs the CLI
-// produced (micro dense and MoHD models, observed and routed): each panel draws plots or rows, the
-// PNG is not blank, two runs give different pictures, and bad input (missing store, a run without
-// observations, a corrupt observations file, an unknown panel) is a message, never a crash.
+// produced (micro dense and MoHD models, observed and routed; a micro ToMoE conversion, routed): each
+// panel draws plots or rows, the PNG is not blank, two runs give different pictures, and bad input
+// (missing store, a run without observations or ToMoE conversion, a corrupt observations file, an
+// unknown panel) is a message, never a crash.
 #include "tests/core/torch_catch.h"
 
 #include <stb_image.h>
@@ -153,6 +154,30 @@ TEST_CASE("moxlab-viewer renders every panel headless over real runs", "[e2e][vi
     const Shot unknown = screenshot(dir, db + " --screenshot nosuch", "x.png");
     CHECK(unknown.exit_code == 1);
     CHECK(unknown.err.find("unknown panel 'nosuch'") != std::string::npos);
+  }
+
+  {  // ToMoE panel (Fig. 4/7, 5a, 8, 9; Tables 4/8/9): a micro conversion of run 1 becomes run 5
+    const std::string ck = RunStore(dir + "/" + db).artifacts(1, "checkpoint").at(0).path;
+    auto conv = run_cli("convert tomoe --checkpoint " + ck + " --active 0.6 --steps 4 --set tomoe.experts=4", dir);
+    INFO(conv.err);
+    REQUIRE(conv.exit_code == 0);
+    const Shot unrouted = screenshot(dir, db + " --screenshot tomoe --run 5", "tomoe_unrouted.png");
+    INFO(unrouted.err << unrouted.stats.dump());
+    CHECK(unrouted.stats["plots"].get<int>() == 4);  // the conversion's plots need no capture
+    CHECK(has_message(unrouted, "`moxlab route --run 5`"));
+    REQUIRE(run_cli("route --run 5 --tokens-per-domain 32 --threads 1", dir).exit_code == 0);
+    const Shot tomoe = screenshot(dir, db + " --screenshot tomoe --run 5 --arg layer=1 --arg domain=code", "tomoe.png");
+    INFO(tomoe.err << tomoe.stats.dump());
+    REQUIRE(tomoe.exit_code == 0);
+    CHECK(tomoe.stats["messages"].empty());
+    CHECK(tomoe.stats["plots"].get<int>() == 4);           // kept widths, union coverage, expert widths, Jaccard
+    CHECK(tomoe.stats["cells"].get<long long>() == 4 * 4);  // the N x N Jaccard matrix of 4 experts
+    // Bars 3 x 2 layers + 2 x 2, 2 boxes, 4 legend chips and the domain's 32 routed tokens.
+    CHECK(tomoe.stats["points"].get<long long>() == 6 + 4 + 2 + 4 + 32);
+    CHECK(colours(tomoe) > 40);
+    const Shot dense = screenshot(dir, db + " --screenshot tomoe --run 1", "tomoe_dense.png");
+    CHECK(dense.exit_code == 0);
+    CHECK(has_message(dense, "run 1 has no tomoe_conversion file yet"));
   }
 }
 

@@ -51,8 +51,14 @@ const ObservationFile* ViewerContext::observations(std::int64_t run, std::string
 }
 
 const RoutingFile* ViewerContext::routing(std::int64_t run, std::string* why) {
-  return cached_file<RoutingFile>(*this, routing_cache_, run, "routing", "moxlab route --run N; MoHD runs only",
+  return cached_file<RoutingFile>(*this, routing_cache_, run, "routing", "moxlab route --run N; MoHD, MoH and ToMoE runs",
                                   read_routing_file, why);
+}
+
+const TomoeConversionRecord* ViewerContext::tomoe_conversion(std::int64_t run, std::string* why) {
+  return cached_file<TomoeConversionRecord>(*this, tomoe_cache_, run, "tomoe_conversion",
+                                            "written by moxlab convert tomoe --checkpoint P --active p", read_tomoe_conversion,
+                                            why);
 }
 
 void ViewerContext::drop_stale_metrics() {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/observe/tomoe_conversion_file.h"
 #include "viewer/model/capture_files.h"
 #include "viewer/model/run_catalog.h"
 
@@ -26,10 +27,11 @@ struct ViewerContext {
 
   // The newest artifact of `kind` of a run ("" when none); reads the store.
   std::string artifact(std::int64_t run, const std::string& kind);
-  // The run's observation / routing file, read once; nullptr with *why set when the run has none or
-  // it cannot be read (the message names the file and the problem).
+  // The run's observation / routing / ToMoE conversion file, read once; nullptr with *why set when the
+  // run has none or it cannot be read (the message names the file and the problem).
   const ObservationFile* observations(std::int64_t run, std::string* why);
   const RoutingFile* routing(std::int64_t run, std::string* why);
+  const TomoeConversionRecord* tomoe_conversion(std::int64_t run, std::string* why);
   // A run's metric keys and curves, cached until the catalog changes (running runs keep logging).
   const std::vector<std::string>& metric_keys(std::int64_t run);
   const std::vector<MetricPoint>& metric(std::int64_t run, const std::string& key);
@@ -49,6 +51,7 @@ struct ViewerContext {
   };
   std::map<std::string, Cached<ObservationFile>> observation_cache_;
   std::map<std::string, Cached<RoutingFile>> routing_cache_;
+  std::map<std::string, Cached<TomoeConversionRecord>> tomoe_cache_;
   int metrics_generation_ = -1;
   std::map<std::int64_t, std::vector<std::string>> metric_keys_;
   std::map<std::pair<std::int64_t, std::string>, std::vector<MetricPoint>> metrics_;

@@ -98,6 +98,7 @@ RoutingFile read_routing_file(const std::string& path) {
           path + " is not a routing file (no /routing group or /domain_names)");
   RoutingFile f;
   f.path = path;
+  if (r.has_attr("/", "source")) f.source = r.attr("/", "source");
   f.domains = r.read_strings("/domain_names");
   const std::size_t d = f.domains.size();
   for (const auto& ds : r.datasets("/routing")) {

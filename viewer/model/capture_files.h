@@ -43,6 +43,7 @@ struct RouterTable : RouterDomainStats {
 
 struct RoutingFile {
   std::string path;
+  std::string source;  // the capture it was computed from ("" when not recorded)
   std::vector<std::string> domains;
   std::vector<RouterTable> routers;  // layer order, attn before ffn
 };

@@ -34,7 +34,7 @@ PlotStats& plot_stats() {
 }
 
 struct Plot::Series {
-  enum Kind { line, band, bars, heatmap } kind;
+  enum Kind { line, band, bars, boxes, heatmap } kind;
   std::string name;
   Rgb colour;
   float thickness = 1.5f;
@@ -43,6 +43,7 @@ struct Plot::Series {
   const double* hi = nullptr;  // band
   std::size_t n = 0;
   std::vector<double> values;  // bars
+  std::vector<BoxStats> box;   // boxes
   const float* cells = nullptr;
   int rows = 0, cols = 0;
   double vmin = 0, vmax = 1;
@@ -115,6 +116,12 @@ void Plot::bars(const std::string& name, const std::vector<double>& values, Rgb 
   series_.push_back(std::move(s));
 }
 
+void Plot::boxes(const std::string& name, const std::vector<BoxStats>& boxes, Rgb colour) {
+  Series s{Series::boxes, name, colour};
+  s.box = boxes;
+  series_.push_back(std::move(s));
+}
+
 void Plot::heatmap(const std::string& name, const float* values, int rows, int cols, double vmin, double vmax,
                    const std::string& content_key) {
   Series s{Series::heatmap, name, {}};
@@ -156,6 +163,12 @@ void Plot::fit(View& v) const {
         take_y(0);
         for (double y : s.values) take_y(y);
         break;
+      case Series::boxes:
+        categorical = true;
+        take_x(-0.5);
+        take_x(static_cast<double>(s.box.size()) - 0.5);
+        for (const auto& b : s.box) take_y(b.min), take_y(b.max);
+        break;
       case Series::heatmap:
         take_x(-0.5);
         take_x(s.cols - 0.5);
@@ -195,6 +208,11 @@ std::string Plot::signature() const {
       double sum = 0;
       for (double v : s.values) sum += std::isfinite(v) ? v : 0;
       sig += ":" + std::to_string(s.values.size()) + ":" + fmt(sum);
+    }
+    if (s.kind == Series::boxes) {
+      double sum = 0;
+      for (const auto& b : s.box) sum += std::isfinite(b.min + b.max) ? b.min + b.max : 0;
+      sig += ":" + std::to_string(s.box.size()) + ":" + fmt(sum);
     }
     if (s.kind == Series::heatmap) sig += ":" + std::to_string(s.rows) + "x" + std::to_string(s.cols) + ":" + s.key;
   }
@@ -319,7 +337,7 @@ void Plot::end() {
   ++stats.plots;
   dl->PushClipRect(pmin, pmax, true);
   int bar_series = 0;
-  for (const auto& s : series_) bar_series += s.kind == Series::bars && !v.hidden.count(s.name);
+  for (const auto& s : series_) bar_series += (s.kind == Series::bars || s.kind == Series::boxes) && !v.hidden.count(s.name);
   int bar_index = 0;
   const int buckets = std::max(1, static_cast<int>(pmax.x - pmin.x));
   for (const auto& s : series_) {
@@ -346,6 +364,28 @@ void Plot::end() {
         dl->AddRectFilled(ImVec2(px(left), py(s.values[i])), ImVec2(px(left + slot * 0.92), py(base)), col);
       }
       stats.points += static_cast<long long>(s.values.size());
+      ++bar_index;
+      continue;
+    }
+    if (s.kind == Series::boxes) {
+      const double slot = 0.8 / std::max(1, bar_series);
+      const ImU32 fill = pack_rgba(s.colour, 0.35f), median = pack_rgba({1.0f, 1.0f, 1.0f}, 0.9f);
+      for (std::size_t i = 0; i < s.box.size(); ++i) {
+        const BoxStats& b = s.box[i];
+        if (!std::isfinite(b.min + b.q1 + b.median + b.q3 + b.max)) continue;
+        const double mid = static_cast<double>(i) - 0.4 + slot * (bar_index + 0.5);
+        const float x = px(mid), l = px(mid - slot * 0.3), r = px(mid + slot * 0.3);
+        const float cap_l = px(mid - slot * 0.15), cap_r = px(mid + slot * 0.15);
+        dl->AddLine(ImVec2(x, py(b.min)), ImVec2(x, py(b.q1)), col, 1.5f);  // whiskers
+        dl->AddLine(ImVec2(x, py(b.q3)), ImVec2(x, py(b.max)), col, 1.5f);
+        dl->AddLine(ImVec2(cap_l, py(b.min)), ImVec2(cap_r, py(b.min)), col, 1.5f);
+        dl->AddLine(ImVec2(cap_l, py(b.max)), ImVec2(cap_r, py(b.max)), col, 1.5f);
+        // A box of zero height (all experts equally wide) still shows as a line.
+        dl->AddRectFilled(ImVec2(l, py(b.q3) - 1), ImVec2(r, py(b.q1) + 1), fill);
+        dl->AddRect(ImVec2(l, py(b.q3) - 1), ImVec2(r, py(b.q1) + 1), col);
+        dl->AddLine(ImVec2(l, py(b.median)), ImVec2(r, py(b.median)), median, 2.0f);
+      }
+      stats.points += static_cast<long long>(s.box.size());
       ++bar_index;
       continue;
     }
@@ -472,6 +512,13 @@ void Plot::end() {
         const long i = std::lround(mx);
         if (i >= 0 && i < static_cast<long>(s.values.size()))
           tip += (xcat.size() > static_cast<std::size_t>(i) ? xcat[i] + " " : "") + s.name + ": " + fmt(s.values[i]) + "\n";
+      } else if (s.kind == Series::boxes) {
+        const long i = std::lround(mx);
+        if (i >= 0 && i < static_cast<long>(s.box.size())) {
+          const BoxStats& b = s.box[i];
+          tip += (xcat.size() > static_cast<std::size_t>(i) ? xcat[i] + " " : "") + s.name + ": min " + fmt(b.min) +
+                 ", q1 " + fmt(b.q1) + ", median " + fmt(b.median) + ", q3 " + fmt(b.q3) + ", max " + fmt(b.max) + "\n";
+        }
       } else if (s.kind == Series::heatmap) {
         const long c = std::lround(mx), r = std::lround(my);
         if (c >= 0 && c < s.cols && r >= 0 && r < s.rows) {

@@ -5,6 +5,7 @@
 //   p.line("layer 0", xs, ys, n, palette(0));   // x ascending; long series are min/max-downsampled
 //   p.band("seeds", xs, lo, hi, n, palette(0));  // filled between lo and hi
 //   p.bars("attn", values, palette(1));          // one bar per category; several calls = grouped bars
+//   p.boxes("widths", stats, palette(2));        // one box per category (min, quartiles, median, max)
 //   p.heatmap("probs", values, rows, cols, 0, 1); // a texture, with a colour bar
 //   p.end();                                      // axes, ticks, legend, hover tooltip, interaction
 //
@@ -20,6 +21,7 @@
 
 #include <imgui.h>
 
+#include "viewer/model/box_stats.h"
 #include "viewer/model/colormap.h"
 #include "viewer/model/downsample.h"
 
@@ -60,6 +62,9 @@ class Plot {
   }
   void band(const std::string& name, const double* x, const double* lo, const double* hi, std::size_t n, Rgb colour);
   void bars(const std::string& name, const std::vector<double>& values, Rgb colour);
+  // Box plot per category: whisker min..max, box q1..q3, median line; shares the category slots with
+  // bars (grouped side by side). Hover gives all five numbers.
+  void boxes(const std::string& name, const std::vector<BoxStats>& boxes, Rgb colour);
   // values: [rows, cols] row-major; NaN cells are drawn grey. Colour = viridis((v - vmin) / (vmax - vmin)).
   // The colour-mapped texture is cached under content_key (plus shape and range): pass a key that
   // changes whenever the values do (e.g. file path + tap).
