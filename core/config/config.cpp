@@ -77,9 +77,9 @@ Schema bind(Config& c) {
   s.add("tomoe.alpha", te.alpha, 0.0, 1e6, "ToMoE: weight alpha of the parameter regulariser (Eq. 10)");
   s.add("tomoe.beta", te.beta, 0.0, 1e6, "ToMoE: weight beta of the union-of-experts regulariser (Eq. 10)");
   s.add("tomoe.gamma", te.gamma, 0.0, 1e6, "ToMoE: weight gamma of the load-balance regulariser (Eq. 10)");
-  s.add("tomoe.vo_top_k", te.vo_top_k, {"widest", "mean"},
-        "ToMoE: K of the v/o top-K after training (widest: the widest token per calibration batch with training noise, "
-        "averaged - the official code, lands at p; mean: round(mean kept count), the paper's section 3.3 text)");
+  s.add("tomoe.conversion", te.conversion, {"code", "paper"},
+        "ToMoE: how trained gates become the MoE (code: masks frozen from one noisy draw, v/o K = widest noisy token "
+        "per calibration batch - the official code, lands near p; paper: noise-free masks, K = mean kept count)");
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");

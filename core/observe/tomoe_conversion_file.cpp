@@ -42,7 +42,7 @@ void write_tomoe_conversion(const std::string& path, const TomoeConversionRecord
   w.set_attr_int("/", "run_id", r.run_id);
   w.set_attr_double("/", "target_active", r.target_active);
   w.set_attr_double("/", "active_ratio", r.active_ratio);
-  w.set_attr("/", "vo_top_k_rule", r.vo_top_k_rule);
+  w.set_attr("/", "conversion_rule", r.conversion_rule);
   w.set_attr_int("/", "head_dim", r.head_dim);
   w.set_attr_int("/", "d_mid", r.d_mid);
   w.set_attr_int("/", "experts", r.experts);
@@ -68,7 +68,7 @@ TomoeConversionRecord read_tomoe_conversion(const std::string& path) {
   r.run_id = in.attr_int("/", "run_id");
   r.target_active = in.attr_double("/", "target_active");
   r.active_ratio = in.attr_double("/", "active_ratio");
-  r.vo_top_k_rule = in.attr("/", "vo_top_k_rule");
+  r.conversion_rule = in.attr("/", "conversion_rule");
   r.head_dim = static_cast<int>(in.attr_int("/", "head_dim"));
   r.d_mid = static_cast<int>(in.attr_int("/", "d_mid"));
   r.experts = static_cast<int>(in.attr_int("/", "experts"));

@@ -2,7 +2,7 @@
 // (<run dir>/tomoe-conversion.h5) for the analyses of Fig. 4/7 (kept width per layer and operation),
 // Fig. 5a (union coverage), Fig. 8 (expert widths) and Fig. 9 (expert similarity). Torch-free, so the
 // viewer reads it with the writer's own layout:
-//   attrs on "/": layout_version, run_id, target_active (p), active_ratio (measured), vo_top_k_rule,
+//   attrs on "/": layout_version, run_id, target_active (p), active_ratio (measured), conversion_rule,
 //                 head_dim, d_mid, experts
 //   /qk_width, /vo_top_k, /mlp_width, /mlp_min_width   int32 [L]
 //   /mlp_union, /vo_union, /expert_similarity          float64 [L]
@@ -19,7 +19,7 @@ namespace moxlab {
 struct TomoeConversionRecord {
   std::int64_t run_id = -1;
   double target_active = 0, active_ratio = 0;
-  std::string vo_top_k_rule;
+  std::string conversion_rule;
   int head_dim = 0, d_mid = 0, experts = 0;
   std::vector<int> qk_width, vo_top_k, mlp_width, mlp_min_width;      // [L]
   std::vector<double> mlp_union, vo_union, expert_similarity;          // [L]

@@ -21,7 +21,7 @@ TomoeConversionRecord conversion_record(const TomoeConversion& c, const Config& 
   r.run_id = run;
   r.target_active = o.tomoe.active;
   r.active_ratio = c.active_ratio;
-  r.vo_top_k_rule = o.tomoe.vo_top_k;
+  r.conversion_rule = o.tomoe.conversion;
   r.head_dim = o.head_dim();
   r.d_mid = o.resolved_ffn_hidden();
   r.experts = n;
@@ -59,7 +59,7 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
   for (std::size_t l = 0; l < c.vo_top_k.size(); ++l) {
     const std::string k = "tomoe/layer" + std::to_string(l) + "/";
     store.put_result(run, k + "qk_width", c.qk_width[l], count("kept query/key head dims (static RoPE-paired mask)"));
-    store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count(cfg.model.tomoe.vo_top_k == "widest"
+    store.put_result(run, k + "vo_top_k", c.vo_top_k[l], count(cfg.model.tomoe.conversion == "code"
                                    ? "value/output head dims per token (top-K; K = widest token per calibration batch, "
                                      "training noise, averaged over batches)"
                                    : "value/output head dims per token (top-K; K = mean kept count, noise-free)"));

@@ -19,7 +19,7 @@ TomoeConversionRecord two_layers() {
   r.run_id = 7;
   r.target_active = 0.5;
   r.active_ratio = 0.4875;
-  r.vo_top_k_rule = "widest";
+  r.conversion_rule = "code";
   r.head_dim = 8;
   r.d_mid = 48;
   r.experts = 2;
@@ -45,7 +45,7 @@ TEST_CASE("ToMoE conversion file round-trips every field", "[observe][tomoe]") {
   CHECK(b.run_id == 7);
   CHECK(b.target_active == 0.5);
   CHECK(b.active_ratio == 0.4875);
-  CHECK(b.vo_top_k_rule == "widest");
+  CHECK(b.conversion_rule == "code");
   CHECK(b.head_dim == 8);
   CHECK(b.d_mid == 48);
   CHECK(b.experts == 2);

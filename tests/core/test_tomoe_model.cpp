@@ -197,10 +197,10 @@ TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers â
   }
 }
 
-TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every token keeps exactly K", "[tomoe][model]") {
+TEST_CASE("ToMoE conversion (paper): v/o top-K with K the mean kept count, then every token keeps exactly K", "[tomoe][model]") {
   ModelOptions o = tomoe_options();
   o.tomoe.offset = 0.0;  // about half of every mask kept
-  o.tomoe.vo_top_k = "mean";
+  o.tomoe.conversion = "paper";
   Transformer model(o);
   model.init_weights(6);
   torch::manual_seed(10);
@@ -265,26 +265,38 @@ TEST_CASE("ToMoE conversion: v/o top-K with K the mean kept count, then every to
   }
 }
 
-TEST_CASE("ToMoE conversion: the widest rule takes the widest noisy token per batch, averaged over batches",
+TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest noisy token per batch, averaged",
           "[tomoe][model]") {
   ModelOptions o = tomoe_options();
   o.tomoe.offset = 0.0;
-  REQUIRE(o.tomoe.vo_top_k == "widest");  // the default: the official code's rule
-  Transformer model(o);
+  REQUIRE(o.tomoe.conversion == "code");  // the default: the official code's conversion
+  Transformer model(o), by_hand(o);
   model.init_weights(6);
+  by_hand.init_weights(6);
   torch::manual_seed(10);
   std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong), torch::randint(0, 50, {3, 12}, torch::kLong)};
-  // By hand: the same draws (training mode), the widest token's kept count per batch, averaged.
+  // By hand, drawing in the conversion's order: per layer the q/k and expert masks (noisy), then the
+  // calibration passes in training mode; the widest token's kept count per batch, averaged over batches.
   std::vector<double> widest(2, 0.0), mean(2, 0.0);
   torch::manual_seed(77);
   {
     torch::NoGradGuard ng;
-    model.train();
+    by_hand.eval();
+    TomoeTrace e;
+    ForwardContext ectx;
+    ectx.tomoe = &e;
+    by_hand.forward(calibration[0].narrow(1, 0, 1), ectx);
+    for (int l = 0; l < 2; ++l) {
+      auto* block = by_hand.blocks->ptr<BlockImpl>(l).get();
+      dynamic_cast<TomoeAttention*>(block->attn.get())->masker->freeze_qk(e.experts[l], true);
+      dynamic_cast<TomoeFeedForward*>(block->ffn.get())->expert_router->freeze_masks(e.experts[l], true);
+    }
+    by_hand.train();
     for (const auto& b : calibration) {
       TomoeTrace t;
       ForwardContext ctx;
       ctx.tomoe = &t;
-      model.forward(b, ctx);
+      by_hand.forward(b, ctx);
       for (int l = 0; l < 2; ++l) {
         auto counts = t.attention[l].vo.reshape({-1, 8}).sum(-1);
         widest[l] += counts.max().item<double>() / 2.0;
@@ -294,10 +306,46 @@ TEST_CASE("ToMoE conversion: the widest rule takes the widest noisy token per ba
   }
   torch::manual_seed(77);
   const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  // The frozen masks are the by-hand draws, 0/1, and what an evaluation pass uses.
+  TomoeTrace t;
+  ForwardContext ctx;
+  ctx.tomoe = &t;
+  {
+    torch::NoGradGuard ng;
+    model.forward(calibration[1], ctx);
+  }
+  for (int l = 0; l < 2; ++l) {
+    auto* mine = dynamic_cast<TomoeFeedForward*>(model.blocks->ptr<BlockImpl>(l)->ffn.get());
+    auto* hand = dynamic_cast<TomoeFeedForward*>(by_hand.blocks->ptr<BlockImpl>(l)->ffn.get());
+    CHECK(mine->expert_router->frozen());
+    CHECK(torch::equal(t.mlp[l].expert_masks, hand->expert_router->named_buffers()["frozen_masks"]));
+    CHECK(t.mlp[l].expert_masks.mul(1 - t.mlp[l].expert_masks).abs().sum().item<double>() == 0.0);
+    CHECK(torch::equal(t.attention[l].qk,
+                       dynamic_cast<TomoeAttention*>(by_hand.blocks->ptr<BlockImpl>(l)->attn.get())
+                           ->masker->named_buffers()["frozen_qk"].repeat_interleave(2)));
+  }
   CHECK_FALSE(model.is_training());
   for (int l = 0; l < 2; ++l) {
     CHECK(c.vo_top_k[l] == std::clamp(static_cast<int>(std::lround(widest[l])), 1, 8));
     CHECK(widest[l] >= mean[l]);  // the widest token bounds the mean
+  }
+  // Frozen masks and K travel with the weights (checkpoint archives): a reloaded model computes the same.
+  const std::string path = scratch_dir("tomoe_frozen") + "/converted.pt";
+  {
+    torch::serialize::OutputArchive out;
+    model.save(out);
+    out.save_to(path);
+  }
+  Transformer reloaded(o);
+  {
+    torch::serialize::InputArchive in;
+    in.load_from(path);
+    reloaded.load(in);
+  }
+  reloaded.eval();
+  {
+    torch::NoGradGuard ng;
+    CHECK(torch::equal(reloaded.forward(calibration[1]), model.forward(calibration[1])));
   }
   // Fig. 9's matrices: symmetric, 1 on the diagonal, their off-diagonal mean is the reported similarity.
   for (int l = 0; l < 2; ++l) {

@@ -46,9 +46,9 @@ class TomoePanel : public Panel {
     layer_ = std::clamp(layer_, 0, r->layers() - 1);
     const std::string path = ctx.artifact(ctx.focus, "tomoe_conversion");
 
-    ImGui::Text("Run %lld: target active p = %.3g, measured active ratio %.4f, v/o top-K rule '%s'   (%d layers, %d "
+    ImGui::Text("Run %lld: target active p = %.3g, measured active ratio %.4f, conversion '%s'   (%d layers, %d "
                 "experts, head_dim %d, d_mid %d)",
-                static_cast<long long>(ctx.focus), r->target_active, r->active_ratio, r->vo_top_k_rule.c_str(),
+                static_cast<long long>(ctx.focus), r->target_active, r->active_ratio, r->conversion_rule.c_str(),
                 r->layers(), r->experts, r->head_dim, r->d_mid);
     ImGui::SetNextItemWidth(200);
     if (r->layers() > 1) ImGui::SliderInt("layer (similarity, routed text)", &layer_, 0, r->layers() - 1);

@@ -15,6 +15,20 @@ HeadDimMaskerImpl::HeadDimMaskerImpl(const HeadDimMaskOptions& o) : o_(o) {
   dec_norm = register_module("dec_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
   dec = register_module("dec", torch::nn::Linear(o.embedding, o.head_dim + o.head_dim / 2));
   top_k_ = register_buffer("top_k", torch::zeros({}, torch::kLong));
+  frozen_qk_ = register_buffer("frozen_qk", torch::zeros({o.head_dim / 2}));
+  qk_frozen_ = register_buffer("qk_frozen", torch::zeros({}, torch::kBool));
+}
+
+// One straight-through gate per RoPE pair: the last h/2 decoder outputs of the mean embedding alone.
+torch::Tensor HeadDimMaskerImpl::qk_pair_gates(const torch::Tensor& experts, bool noisy) {
+  auto logits = decode(experts.mean(0)).narrow(-1, o_.head_dim, o_.head_dim / 2);
+  return st_gumbel_sigmoid(logits, gate_noise(logits, noisy), o_.tau, o_.offset);
+}
+
+void HeadDimMaskerImpl::freeze_qk(const torch::Tensor& experts, bool noisy) {
+  torch::NoGradGuard no_grad;
+  frozen_qk_.copy_(qk_pair_gates(experts, noisy));
+  qk_frozen_.fill_(true);
 }
 
 torch::Tensor HeadDimMaskerImpl::decode(const torch::Tensor& e) {
@@ -37,9 +51,8 @@ HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Ten
   const int h = o_.head_dim;
   auto mean_e = experts.mean(0);  // (1/N) 1^T E
   HeadDimMasks m;
-  // Static q/k mask: the last h/2 decoder outputs of the mean embedding alone, one per RoPE pair.
-  auto qk_logits = decode(mean_e).narrow(-1, h, h / 2);
-  m.qk = rope_pair_mask(st_gumbel_sigmoid(qk_logits, gate_noise(qk_logits, is_training()), o_.tau, o_.offset));
+  // Static q/k mask, one gate per RoPE pair (a constant once frozen).
+  m.qk = rope_pair_mask(qk_frozen_.item<bool>() ? frozen_qk_ : qk_pair_gates(experts, is_training()));
   // Dynamic v/o mask (Eq. 5): the first h decoder outputs of Proj_E(x_t) + mean embedding.
   auto vo_logits = decode(proj_e(x) + mean_e).narrow(-1, 0, h);
   if (const auto k = inference_top_k(); !is_training() && k) {

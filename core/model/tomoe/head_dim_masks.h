@@ -36,6 +36,9 @@ class HeadDimMaskerImpl : public torch::nn::Module {
   // Inference form of s_t (after training): the K largest decoder logits per token.
   void set_inference_top_k(int k);
   std::optional<int> inference_top_k() const;
+  // The conversion (section 3.5): fixes the static q/k mask to one draw from these embeddings — with the
+  // training noise when noisy (the official code), else noise-free. A buffer, saved with checkpoints.
+  void freeze_qk(const torch::Tensor& experts, bool noisy);
 
   torch::nn::Linear proj_e{nullptr};  // Proj_E^MHA: Linear(d, d_e)
   torch::nn::LayerNorm dec_norm{nullptr};
@@ -43,8 +46,11 @@ class HeadDimMaskerImpl : public torch::nn::Module {
 
  private:
   torch::Tensor decode(const torch::Tensor& e);
+  torch::Tensor qk_pair_gates(const torch::Tensor& experts, bool noisy);
   HeadDimMaskOptions o_;
-  torch::Tensor top_k_;  // int64 scalar buffer, saved with checkpoints: K after conversion, 0 before
+  torch::Tensor top_k_;      // int64 scalar buffer, saved with checkpoints: K after conversion, 0 before
+  torch::Tensor frozen_qk_;  // [head_dim / 2] 0/1 per RoPE pair after freeze_qk()
+  torch::Tensor qk_frozen_;  // bool scalar buffer
 };
 TORCH_MODULE(HeadDimMasker);
 

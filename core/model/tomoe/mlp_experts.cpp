@@ -12,6 +12,21 @@ MlpExpertRouterImpl::MlpExpertRouterImpl(const MlpExpertOptions& o) : o_(o) {
   router = register_module("router", torch::nn::Linear(torch::nn::LinearOptions(o.dim, o.experts).bias(false)));
   proj_norm = register_module("proj_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
   proj = register_module("proj", torch::nn::Linear(o.embedding, o.d_mid));
+  frozen_masks_ = register_buffer("frozen_masks", torch::zeros({o.experts, o.d_mid}));
+  frozen_ = register_buffer("frozen", torch::zeros({}, torch::kBool));
+}
+
+torch::Tensor MlpExpertRouterImpl::mask_logits(const torch::Tensor& experts) {
+  return proj(torch::gelu(proj_norm(experts))).to(torch::kFloat);  // Eq. 11
+}
+
+bool MlpExpertRouterImpl::frozen() const { return frozen_.item<bool>(); }
+
+void MlpExpertRouterImpl::freeze_masks(const torch::Tensor& experts, bool noisy) {
+  torch::NoGradGuard no_grad;
+  const auto logits = mask_logits(experts);
+  frozen_masks_.copy_(st_gumbel_sigmoid(logits, gate_noise(logits, noisy), o_.tau, o_.offset));
+  frozen_.fill_(true);
 }
 
 MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch::Tensor& experts) {
@@ -22,8 +37,12 @@ MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch:
   auto logits = router(x).to(torch::kFloat);
   g.probs = torch::softmax(logits, -1);
   g.route = st_gumbel_softmax(logits, gate_noise(logits, is_training()), o_.tau);  // Eq. 3, 14
-  auto mask_logits = proj(torch::gelu(proj_norm(experts))).to(torch::kFloat);       // Eq. 11
-  g.expert_masks = st_gumbel_sigmoid(mask_logits, gate_noise(mask_logits, is_training()), o_.tau, o_.offset);
+  if (frozen()) {
+    g.expert_masks = frozen_masks_;
+  } else {
+    const auto logits_e = mask_logits(experts);
+    g.expert_masks = st_gumbel_sigmoid(logits_e, gate_noise(logits_e, is_training()), o_.tau, o_.offset);
+  }
   g.token_masks = torch::matmul(g.route, g.expert_masks).to(x.dtype());  // G s_e: [..., d_mid]
   return g;
 }

@@ -31,15 +31,24 @@ class MlpExpertRouterImpl : public torch::nn::Module {
   explicit MlpExpertRouterImpl(const MlpExpertOptions& o);
   // x: [..., dim] the FFN input (after the post-attention norm); experts: [N, d_e] this layer's E_l.
   // In training mode the gates draw Gumbel noise from torch's default generator; in eval mode they are
-  // deterministic (argmax route, mask = 1 where the projection + b >= 0).
+  // deterministic (argmax route, mask = 1 where the projection + b >= 0). Once frozen, the expert masks
+  // are the frozen constants in either mode.
   MlpExpertGates forward(const torch::Tensor& x, const torch::Tensor& experts);
+  // The conversion (section 3.5): fixes s_e [N, d_mid] to one draw of the gates from these embeddings —
+  // with the training noise when noisy (the official code), else the noise-free masks. Saved with
+  // checkpoints (buffers), after which Proj_D^MLP is no longer needed.
+  void freeze_masks(const torch::Tensor& experts, bool noisy);
+  bool frozen() const;
 
   torch::nn::Linear router{nullptr};     // Linear(d, N), no bias
   torch::nn::LayerNorm proj_norm{nullptr};
   torch::nn::Linear proj{nullptr};       // Proj_D^MLP: LayerNorm -> GELU -> Linear(d_e, d_mid)
 
  private:
+  torch::Tensor mask_logits(const torch::Tensor& experts);
   MlpExpertOptions o_;
+  torch::Tensor frozen_masks_;  // [N, d_mid] 0/1 after freeze_masks()
+  torch::Tensor frozen_;        // bool scalar buffer
 };
 TORCH_MODULE(MlpExpertRouter);
 

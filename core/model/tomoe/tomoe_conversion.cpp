@@ -42,13 +42,25 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   std::vector<TomoeAttention*> attn(L, nullptr);
   for (int l = 0; l < L; ++l) attn[l] = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
 
-  // K_l per tomoe.vo_top_k (tomoe_options.h): the widest token's count under training noise, averaged over
-  // the calibration batches (official code), or the mean count of the noise-free masks (paper, section 3.3).
-  const bool widest = o.tomoe.vo_top_k == "widest";
-  require(widest || o.tomoe.vo_top_k == "mean", "tomoe.vo_top_k must be widest or mean, got " + o.tomoe.vo_top_k);
+  // tomoe.conversion (tomoe_options.h). "code": expert and q/k masks frozen from one draw with the training
+  // noise, K_l = the widest token's kept count under training noise averaged over calibration batches.
+  // "paper": noise-free masks frozen, K_l = round(mean kept count) of the noise-free v/o masks (section 3.3).
+  const bool code = o.tomoe.conversion == "code";
+  require(code || o.tomoe.conversion == "paper", "tomoe.conversion must be code or paper, got " + o.tomoe.conversion);
+  {
+    TomoeTrace trace;  // this model's expert embeddings (the hypernetwork is deterministic)
+    ForwardContext ctx;
+    ctx.tomoe = &trace;
+    model.forward(calibration.front().narrow(1, 0, 1), ctx);
+    for (int l = 0; l < L; ++l) {
+      auto* block = model.blocks->ptr<BlockImpl>(l).get();
+      if (attn[l]) attn[l]->masker->freeze_qk(trace.experts[l], code);
+      if (auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get())) ffn->expert_router->freeze_masks(trace.experts[l], code);
+    }
+  }
   std::vector<double> kept(L, 0.0);
-  double units = 0;  // batches (widest) or tokens (mean) that kept[] sums over
-  model.train(widest);  // training mode draws the gates' Gumbel noise; the model has no dropout
+  double units = 0;  // batches (code) or tokens (paper) that kept[] sums over
+  model.train(code);  // training mode draws the v/o gates' Gumbel noise; the model has no dropout
   for (const auto& batch : calibration) {
     TomoeTrace trace;
     ForwardContext ctx;
@@ -57,9 +69,9 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     for (int l = 0; l < L; ++l) {
       if (!attn[l]) continue;
       const auto counts = trace.attention[l].vo.to(torch::kDouble).reshape({-1, o.head_dim()}).sum(-1);
-      kept[l] += widest ? counts.max().item<double>() : counts.sum().item<double>();
+      kept[l] += code ? counts.max().item<double>() : counts.sum().item<double>();
     }
-    units += widest ? 1.0 : static_cast<double>(batch.numel());
+    units += code ? 1.0 : static_cast<double>(batch.numel());
   }
   model.eval();
   TomoeConversion c;

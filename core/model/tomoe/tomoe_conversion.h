@@ -1,8 +1,9 @@
 // The end of ToMoE's construction (section 3.5): once the routing modules are trained, each layer's
-// per-token v/o mask becomes a top-K choice with K from calibration tokens (Eq. 5's inference form;
-// the rule, tomoe.vo_top_k, is the official code's widest token or the paper text's mean count), so
-// every token of a layer activates the same width; MLP expert widths and the static q/k mask are fixed
-// by then. Reports the converted model's widths and active parameters.
+// expert channel masks and static q/k mask are frozen (buffers) and the per-token v/o mask becomes a
+// top-K choice with K from calibration tokens (Eq. 5's inference form), so every token of a layer
+// activates the same width. tomoe.conversion picks how (tomoe_options.h): the official code's frozen noisy
+// draw and widest-token K, or the paper text's noise-free masks and mean-count K. Reports the converted
+// model's widths and active parameters.
 #pragma once
 #include <vector>
 
@@ -31,7 +32,7 @@ struct TomoeConversion {
 };
 
 // model: a ToMoE Transformer; calibration: token batches [B, T] (int64). Sets the v/o top-K of every
-// ToMoE attention layer by the model's tomoe.vo_top_k rule (tomoe_options.h; the widest rule draws Gumbel
+// ToMoE attention layer and freezes the masks by the model's tomoe.conversion (the code rule draws Gumbel
 // noise from torch's default generator), leaves the model in eval mode and returns the accounting.
 TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration);
 

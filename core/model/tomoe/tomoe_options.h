@@ -16,13 +16,15 @@ struct TomoeOptions {
   double alpha = 16.0;      // Eq. 10 weight of the parameter regulariser R_P
   double beta = 2.0;        // Eq. 10 weight of the union regulariser R_U
   double gamma = 1.0;       // Eq. 10 weight of the load-balance regulariser R_L
-  // How the v/o mask's K is set after training (section 3.3 / 3.5):
-  //   "widest": the official code's rule — the widest token's kept count in each calibration batch, with the
-  //             training-time Gumbel noise, averaged over batches. It is the width Eq. 8 penalised during
-  //             training, so the converted model's active ratio lands at the target p.
-  //   "mean":   the paper's text, K = round(mean over tokens of the kept count) of the noise-free masks. The
-  //             regulariser only bounded the widest token, so the model ends far below p (measured).
-  std::string vo_top_k = "widest";
+  // How the trained gates become the converted MoE (section 3.5; tomoe_conversion.h):
+  //   "code":  the official code's conversion — the expert channel masks and the static q/k mask are one
+  //            draw of the straight-through gates *with* the training noise, frozen, and the v/o top-K is
+  //            the widest token's kept count per calibration batch (noise on), averaged over batches. These
+  //            are the widths Eq. 8 penalised during training, so the model lands near the target p.
+  //   "paper": the noise-free masks (sigmoid > 1/2), frozen, and K = round(mean kept count over tokens)
+  //            as section 3.3 writes it. Eq. 8 only bounded the noisy widest expert / token, so the model
+  //            ends well below p (measured: docs/reproduction/tomoe.md).
+  std::string conversion = "code";
 
   int embedding() const { return 2 * hypernet_hidden; }
 };
