@@ -215,6 +215,22 @@ Config load_config(const std::string& toml_path, const std::vector<std::string>&
   return cfg;
 }
 
+namespace {
+// Keys that earlier builds wrote into checkpoints and run stores under another name (and value), so their
+// checkpoints still load: old key -> new key, old value -> new value.
+struct RenamedKey {
+  const char* from;
+  const char* to;
+  std::vector<std::pair<std::string, std::string>> values;
+};
+const std::vector<RenamedKey>& renamed_keys() {
+  static const std::vector<RenamedKey> keys = {
+      {"tomoe.vo_top_k", "tomoe.conversion", {{"widest", "code"}, {"mean", "paper"}}},
+  };
+  return keys;
+}
+}  // namespace
+
 Config config_from_json(const std::string& json) {
   Config cfg;
   Schema s = bind(cfg);
@@ -233,7 +249,14 @@ Config config_from_json(const std::string& json) {
     else if (v.is_string()) cv = v.get<std::string>();
     else if (v.is_array()) cv = v.get<std::vector<std::string>>();
     else throw Error("config JSON key '" + it.key() + "' has an unsupported value");
-    s.set(it.key(), cv, "config JSON");
+    std::string key = it.key();
+    for (const auto& r : renamed_keys()) {
+      if (key != r.from) continue;
+      key = r.to;
+      for (const auto& [old_value, new_value] : r.values)
+        if (std::holds_alternative<std::string>(cv) && std::get<std::string>(cv) == old_value) cv = new_value;
+    }
+    s.set(key, cv, "config JSON");
   }
   validate(cfg);
   return cfg;

@@ -36,7 +36,7 @@ PruneRunResult run_pruning(const PruneRunOptions& o) {
   cfg.run.kind = "prune";
   cfg.run.name = o.name.empty() ? "prune_" + p.method : o.name;
   cfg.run.variant = o.variant.empty() ? p.method + "_" + active : o.variant;
-  cfg.train.init_from = o.checkpoint;  // the model this run prunes
+  cfg.train.init_from = o.init_from_ref.empty() ? o.checkpoint : o.init_from_ref;  // the model this run prunes
   if (o.seed) cfg.train.seed = *o.seed;  // which training windows calibrate (and the run's seed in tables)
   cfg.prune = p;
 

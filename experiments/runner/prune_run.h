@@ -15,6 +15,9 @@ namespace moxlab {
 
 struct PruneRunOptions {
   std::string checkpoint;
+  // How the run's config names its start (train.init_from): "" = the checkpoint path; a sweep member passes
+  // its reference (sweep:NAME/VARIANT), so seeds of one member differ only in train.seed and pool in tables.
+  std::string init_from_ref;
   PruneOptions prune;            // method, active ratio, calibration batches
   std::string store;             // "" = the checkpoint's run.store
   std::string name;              // run.name ("" = prune_METHOD)

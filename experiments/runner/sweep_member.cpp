@@ -136,6 +136,7 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
     if (!trained && !cfg.prune.method.empty()) {  // a pruning baseline of train.init_from
       PruneRunOptions p;
       p.checkpoint = resolve_init_from(cfg.train.init_from, store_path, cfg.train.seed);
+      p.init_from_ref = cfg.train.init_from;
       p.prune = cfg.prune;
       p.store = store_path;
       p.name = cfg.run.name;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "core/config/config.h"
@@ -111,4 +112,16 @@ TEST_CASE("MoH options load from [moh] and head budgets are checked against the 
   CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=4,x"}); }), Catch::Contains("must be integers, got 'x'"));
   CHECK_THAT(error_of([&] { load_config(p, {"moh.layer_active=", "moh.active=9"}); }), Catch::Contains("between moh.shared (2) and model.n_heads (8)"));
   CHECK_THAT(error_of([&] { load_config(p, {"moh.router=norm"}); }), Catch::Contains("moh.router"));
+}
+
+TEST_CASE("Checkpoint configs written with a renamed key still load, with the value mapped", "[config]") {
+  Config c;
+  nlohmann::json j = nlohmann::json::parse(c.to_json());
+  j.erase("tomoe.conversion");
+  j["tomoe.vo_top_k"] = "mean";  // an earlier build's name for the conversion rule
+  CHECK(config_from_json(j.dump()).model.tomoe.conversion == "paper");
+  j["tomoe.vo_top_k"] = "widest";
+  CHECK(config_from_json(j.dump()).model.tomoe.conversion == "code");
+  j["tomoe.bogus"] = 1;  // still: an unknown key is an error
+  CHECK(error_of([&] { config_from_json(j.dump()); }).find("tomoe.bogus") != std::string::npos);
 }
