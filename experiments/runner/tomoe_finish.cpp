@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/error.h"
 #include "core/model/tomoe/tomoe_conversion.h"
 #include "core/observe/tomoe_conversion_file.h"
 #include "core/store/run_store.h"
@@ -78,11 +79,15 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
               std::to_string(c.mlp_width[l]);
   }
   // The whole record as one file beside the run for the viewer's ToMoE panel (Fig. 4/7, 5a, 8, 9).
+  // A failure here (disk full, ...) must not fail a trained run: the results above are already stored.
   const auto run_dirs = store.artifacts(run, "run_dir");
-  if (!run_dirs.empty()) {
+  try {
+    require(!run_dirs.empty(), "run " + std::to_string(run) + " has no run directory recorded");
     const std::string path = std::filesystem::absolute(run_dirs.back().path + "/tomoe-conversion.h5").string();
     write_tomoe_conversion(path, conversion_record(c, cfg, run));
-    store.add_artifact(run, "tomoe_conversion", path);
+    if (store.artifacts(run, "tomoe_conversion").empty()) store.add_artifact(run, "tomoe_conversion", path);
+  } catch (const std::exception& e) {
+    if (log) log(std::string("ToMoE conversion file not written: ") + e.what());
   }
   if (log)
     log("ToMoE conversion: active ratio " + std::to_string(c.active_ratio) + " (target " + std::to_string(cfg.model.tomoe.active) +

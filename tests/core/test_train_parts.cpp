@@ -11,6 +11,7 @@
 #include "core/eval/scorer.h"
 #include "core/eval/unigram_baseline.h"
 #include "core/train/batch_sampler.h"
+#include "core/train/lm_objective.h"
 #include "core/train/checkpoint.h"
 #include "core/train/lr_schedule.h"
 
@@ -134,4 +135,30 @@ TEST_CASE("The unigram baseline is add-one smoothed train frequency", "[eval]") 
   auto r = u.evaluate(val, 0, 0);
   CHECK(r.tokens == 2);
   CHECK(r.nll_sum == Approx(-std::log(3.0 / 8) - std::log(2.0 / 8)));
+}
+
+TEST_CASE("train.domains draws training windows from the chosen domains only; validation covers all", "[train][data]") {
+  Config c = micro_config();
+  c.train.batch_size = 4;
+  c.train.domains = {"b"};
+  auto train = std::make_shared<VectorTokenSource>(), val = std::make_shared<VectorTokenSource>();
+  train->add("a", std::vector<std::int32_t>(64, 1));  // domain a is all 1s, b all 2s
+  train->add("b", std::vector<std::int32_t>(64, 2));
+  val->add("a", std::vector<std::int32_t>(32, 1));
+  val->add("b", std::vector<std::int32_t>(32, 2));
+  auto model = std::make_shared<Transformer>(c.model);
+  model->init_weights(1);
+  LmObjective restricted(c, model, train, val);
+  for (int step = 0; step < 8; ++step) CHECK(restricted.batch(step, 0).first.eq(2).all().item<bool>());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : restricted.validate()) keys.push_back(key);
+  CHECK(std::find(keys.begin(), keys.end(), "val/a/loss") != keys.end());
+  CHECK(std::find(keys.begin(), keys.end(), "val/b/loss") != keys.end());
+  c.train.domains.clear();  // the default mixes both
+  LmObjective mixed(c, model, train, val);
+  bool saw_a = false;
+  for (int step = 0; step < 8; ++step) saw_a = saw_a || mixed.batch(step, 0).first.eq(1).any().item<bool>();
+  CHECK(saw_a);
+  c.train.domains = {"c"};
+  CHECK_THROWS_WITH(LmObjective(c, model, train, val), Catch::Contains("unknown domain 'c'"));
 }

@@ -107,7 +107,7 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     c.expert_widths.push_back(per_expert);
     c.mlp_union.push_back(m.defined() ? union_of_masks(m.to(torch::kFloat)).mean().item<double>() : 1.0);
     c.vo_union.push_back(vo_used[l].defined() ? vo_used[l].to(torch::kFloat).mean().item<double>() : 1.0);
-    const auto jaccard = m.defined() ? pairwise_jaccard(m) : torch::ones({1, 1}, torch::kDouble);
+    const auto jaccard = (m.defined() ? pairwise_jaccard(m) : torch::ones({1, 1}, torch::kDouble)).cpu().contiguous();
     c.expert_similarity.push_back(mean_off_diagonal(jaccard));
     c.expert_jaccard.emplace_back(jaccard.data_ptr<double>(), jaccard.data_ptr<double>() + jaccard.numel());
   }
@@ -122,6 +122,11 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
         name.rfind("output.", 0) == 0)
       continue;
     if (name.find(".expert_router.proj") != std::string::npos) continue;  // Proj_D^MLP: dropped, masks are constants
+    // Proj_D^MHA: only its v/o outputs stay (the q/k rows decided the static mask, now a constant), as TomoeMoe keeps.
+    if (name.find(".masker.dec.") != std::string::npos) {
+      other += p.value().numel() / p.value().size(0) * o.head_dim();
+      continue;
+    }
     other += p.value().numel();
   }
   c.params.total = static_cast<std::int64_t>(total) + other;
