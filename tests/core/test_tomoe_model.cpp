@@ -51,6 +51,15 @@ void copy_dense_weights(Transformer& from, Transformer& to) {
   auto dst = to.named_parameters(true);
   for (const auto& p : from.named_parameters(true)) dst[p.key()].copy_(p.value());
 }
+// What one forward pass decided (masks, routes), without gradients.
+TomoeTrace traced_forward(Transformer& model, const torch::Tensor& tokens) {
+  torch::NoGradGuard ng;
+  TomoeTrace t;
+  ForwardContext ctx;
+  ctx.tomoe = &t;
+  model.forward(tokens, ctx);
+  return t;
+}
 double find_aux(const ForwardContext& ctx, const std::string& name) {
   for (const auto& [n, v] : ctx.aux_losses)
     if (n == name) return v.item<double>();
@@ -212,10 +221,7 @@ TEST_CASE("ToMoE conversion (paper): v/o top-K with K the mean kept count, then 
   {
     torch::NoGradGuard ng;
     for (const auto& b : calibration) {
-      TomoeTrace t;
-      ForwardContext ctx;
-      ctx.tomoe = &t;
-      model.forward(b, ctx);
+      const TomoeTrace t = traced_forward(model, b);
       for (int l = 0; l < 2; ++l) {
         kept[l] += t.attention[l].vo.sum().item<double>();
         expert_masks[l] = t.mlp[l].expert_masks.clone();
@@ -232,13 +238,7 @@ TEST_CASE("ToMoE conversion (paper): v/o top-K with K the mean kept count, then 
     REQUIRE(attn);
     CHECK(attn->masker->inference_top_k() == c.vo_top_k[l]);
   }
-  TomoeTrace t;
-  ForwardContext ctx;
-  ctx.tomoe = &t;
-  {
-    torch::NoGradGuard ng;
-    model.forward(calibration[1], ctx);
-  }
+  const TomoeTrace t = traced_forward(model, calibration[1]);
   for (int l = 0; l < 2; ++l) {
     CHECK(t.attention[l].vo.sum(-1).eq(c.vo_top_k[l]).all().item<bool>());
     CHECK(dynamic_cast<TomoeFeedForward*>(model.blocks->ptr<BlockImpl>(l)->ffn.get())->expert_router->frozen());
@@ -293,10 +293,7 @@ TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest
   {
     torch::NoGradGuard ng;
     by_hand.eval();
-    TomoeTrace e;
-    ForwardContext ectx;
-    ectx.tomoe = &e;
-    by_hand.forward(calibration[0].narrow(1, 0, 1), ectx);
+    const TomoeTrace e = traced_forward(by_hand, calibration[0].narrow(1, 0, 1));
     for (int l = 0; l < 2; ++l) {
       auto* block = by_hand.blocks->ptr<BlockImpl>(l).get();
       dynamic_cast<TomoeAttention*>(block->attn.get())->masker->freeze_qk(e.experts[l], true);
@@ -304,10 +301,7 @@ TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest
     }
     by_hand.train();
     for (const auto& b : calibration) {
-      TomoeTrace t;
-      ForwardContext ctx;
-      ctx.tomoe = &t;
-      by_hand.forward(b, ctx);
+      const TomoeTrace t = traced_forward(by_hand, b);
       for (int l = 0; l < 2; ++l) {
         auto counts = t.attention[l].vo.reshape({-1, 8}).sum(-1);
         widest[l] += counts.max().item<double>() / 2.0;
@@ -317,13 +311,7 @@ TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest
   torch::manual_seed(77);
   const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
   // The frozen masks are the by-hand draws, 0/1, and what an evaluation pass uses.
-  TomoeTrace t;
-  ForwardContext ctx;
-  ctx.tomoe = &t;
-  {
-    torch::NoGradGuard ng;
-    model.forward(calibration[1], ctx);
-  }
+  const TomoeTrace t = traced_forward(model, calibration[1]);
   for (int l = 0; l < 2; ++l) {
     auto* mine = dynamic_cast<TomoeFeedForward*>(model.blocks->ptr<BlockImpl>(l)->ffn.get());
     auto* hand = dynamic_cast<TomoeFeedForward*>(by_hand.blocks->ptr<BlockImpl>(l)->ffn.get());

@@ -61,4 +61,18 @@ struct ViewerContext {
 // Shows `message` as a wrapped, highlighted line in the current window and notes it.
 void show_message(ViewerContext& ctx, const std::string& message);
 
+// The focused run's file as `load` (a ViewerContext reader such as &ViewerContext::routing) reads it, or
+// nullptr after showing why (no run in focus, or the reader's reason).
+template <class T>
+const T* focused_file(ViewerContext& ctx, const T* (ViewerContext::*load)(std::int64_t, std::string*)) {
+  if (!ctx.focus) {
+    show_message(ctx, "No run in focus: click a run's id in the Runs panel (or pass --run ID).");
+    return nullptr;
+  }
+  std::string why;
+  const T* file = (ctx.*load)(ctx.focus, &why);
+  if (!file) show_message(ctx, why);
+  return file;
+}
+
 }  // namespace moxlab::viewer

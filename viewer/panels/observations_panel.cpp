@@ -26,16 +26,8 @@ class ObservationsPanel : public Panel {
   std::string title() const override { return "Observations"; }
 
   void draw(ViewerContext& ctx) override {
-    if (!ctx.focus) {
-      show_message(ctx, "No run in focus: click a run's id in the Runs panel (or pass --run ID).");
-      return;
-    }
-    std::string why;
-    const ObservationFile* f = ctx.observations(ctx.focus, &why);
-    if (!f) {
-      show_message(ctx, why);
-      return;
-    }
+    const ObservationFile* f = focused_file(ctx, &ViewerContext::observations);
+    if (!f) return;
     if (f->taps.empty()) {
       show_message(ctx, f->path + " holds no taps");
       return;

@@ -22,16 +22,8 @@ class RoutingPanel : public Panel {
   std::string title() const override { return "Routing"; }
 
   void draw(ViewerContext& ctx) override {
-    if (!ctx.focus) {
-      show_message(ctx, "No run in focus: click a run's id in the Runs panel (or pass --run ID).");
-      return;
-    }
-    std::string why;
-    const RoutingFile* f = ctx.routing(ctx.focus, &why);
-    if (!f) {
-      show_message(ctx, why);
-      return;
-    }
+    const RoutingFile* f = focused_file(ctx, &ViewerContext::routing);
+    if (!f) return;
     int layers = 0;
     for (const auto& r : f->routers) layers = std::max(layers, r.layer + 1);
     if (layer_ < 0) {  // first frame: headless options

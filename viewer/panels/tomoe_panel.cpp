@@ -29,16 +29,8 @@ class TomoePanel : public Panel {
   std::string title() const override { return "ToMoE"; }
 
   void draw(ViewerContext& ctx) override {
-    if (!ctx.focus) {
-      show_message(ctx, "No run in focus: click a run's id in the Runs panel (or pass --run ID).");
-      return;
-    }
-    std::string why;
-    const TomoeConversionRecord* r = ctx.tomoe_conversion(ctx.focus, &why);
-    if (!r) {
-      show_message(ctx, why);
-      return;
-    }
+    const TomoeConversionRecord* r = focused_file(ctx, &ViewerContext::tomoe_conversion);
+    if (!r) return;
     if (layer_ < 0) {  // first frame: headless options
       layer_ = ctx.int_arg("layer", 0);
       if (ctx.args.count("domain")) domain_ = ctx.args.at("domain");
