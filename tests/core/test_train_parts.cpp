@@ -137,7 +137,7 @@ TEST_CASE("The unigram baseline is add-one smoothed train frequency", "[eval]") 
   CHECK(r.nll_sum == Approx(-std::log(3.0 / 8) - std::log(2.0 / 8)));
 }
 
-TEST_CASE("train.domains draws training windows from the chosen domains only; validation covers all", "[train][data]") {
+TEST_CASE("train.domains draws training windows from the chosen domains only, validation covers all", "[train][data]") {
   Config c = micro_config();
   c.train.batch_size = 4;
   c.train.domains = {"b"};
