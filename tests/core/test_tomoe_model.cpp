@@ -293,11 +293,11 @@ TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest
   {
     torch::NoGradGuard ng;
     by_hand.eval();
-    const TomoeTrace e = traced_forward(by_hand, calibration[0].narrow(1, 0, 1));
+    const torch::Tensor experts = by_hand.hypernet->forward();
     for (int l = 0; l < 2; ++l) {
       auto* block = by_hand.blocks->ptr<BlockImpl>(l).get();
-      dynamic_cast<TomoeAttention*>(block->attn.get())->masker->freeze_qk(e.experts[l], true);
-      dynamic_cast<TomoeFeedForward*>(block->ffn.get())->expert_router->freeze_masks(e.experts[l], true);
+      dynamic_cast<TomoeAttention*>(block->attn.get())->masker->freeze_qk(experts[l], true);
+      dynamic_cast<TomoeFeedForward*>(block->ffn.get())->expert_router->freeze_masks(experts[l], true);
     }
     by_hand.train();
     for (const auto& b : calibration) {

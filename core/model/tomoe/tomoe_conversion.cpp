@@ -47,16 +47,11 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   // "paper": noise-free masks frozen, K_l = round(mean kept count) of the noise-free v/o masks (section 3.3).
   const bool code = o.tomoe.conversion == "code";
   require(code || o.tomoe.conversion == "paper", "tomoe.conversion must be code or paper, got " + o.tomoe.conversion);
-  {
-    TomoeTrace trace;  // this model's expert embeddings (the hypernetwork is deterministic)
-    ForwardContext ctx;
-    ctx.tomoe = &trace;
-    model.forward(calibration.front().narrow(1, 0, 1), ctx);
-    for (int l = 0; l < L; ++l) {
-      auto* block = model.blocks->ptr<BlockImpl>(l).get();
-      if (attn[l]) attn[l]->masker->freeze_qk(trace.experts[l], code);
-      if (auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get())) ffn->expert_router->freeze_masks(trace.experts[l], code);
-    }
+  const torch::Tensor experts = model.hypernet->forward();  // [L, N, d_e]: deterministic (Eq. 1)
+  for (int l = 0; l < L; ++l) {
+    auto* block = model.blocks->ptr<BlockImpl>(l).get();
+    if (attn[l]) attn[l]->masker->freeze_qk(experts[l], code);
+    if (auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get())) ffn->expert_router->freeze_masks(experts[l], code);
   }
   std::vector<double> kept(L, 0.0);
   double units = 0;  // batches (code) or tokens (paper) that kept[] sums over
