@@ -48,6 +48,11 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
   ctx.tap(taps.attn_k, k);
   ctx.tap(taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
+  return attend(q, k, v, rope, qk_mask);
+}
+
+torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope,
+                                     const torch::Tensor& qk_mask) const {
   q = rope.apply(q);
   k = rope.apply(k);
   if (qk_mask.defined()) {

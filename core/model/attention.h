@@ -36,6 +36,14 @@ class DenseAttention : public Attention {
   torch::Tensor head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
                              torch::Tensor* q_pre_rope = nullptr, const torch::Tensor& qk_mask = {});
   torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
+  // The middle of head_outputs: RoPE on q [B, T, H, hd] and k [B, T, Hkv, hd], the optional q/k mask, and
+  // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]. Sparse forms compute their own q/k/v.
+  torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope,
+                       const torch::Tensor& qk_mask = {}) const;
+  int n_heads() const { return n_heads_; }
+  int n_kv_heads() const { return n_kv_heads_; }
+  int head_dim() const { return head_dim_; }
+  bool causal() const { return causal_; }
 
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
 

@@ -14,6 +14,13 @@ namespace moxlab {
 
 struct TomoeTrace;  // core/model/tomoe/tomoe_trace.h
 
+// Which form the method modules compute in. Reference: the dense-compute forms the paper equations are
+// written in (masks and zero gates); sparse: the gathered kernels of kernels/sparse, which skip what a
+// token does not use and equal the reference to rounding. Automatic: sparse for inference (no autograd)
+// without probes, reference otherwise (probe taps and training take the reference form; see
+// docs/performance.md for the measurements behind this default).
+enum class Kernels { automatic, reference, sparse };
+
 struct ForwardContext {
   ProbeRecorder* probes = nullptr;
   std::vector<std::pair<std::string, torch::Tensor>> aux_losses;  // (name, scalar already weighted)
@@ -25,6 +32,12 @@ struct ForwardContext {
   // ToMoE's per-layer decisions of this pass. The Transformer sets one up when the caller passes none;
   // a caller that wants them after the pass (analyses) passes its own.
   TomoeTrace* tomoe = nullptr;
+  Kernels kernels = Kernels::automatic;
+
+  bool sparse_kernels() const {
+    if (kernels == Kernels::sparse) return true;
+    return kernels == Kernels::automatic && probes == nullptr && !torch::GradMode::is_enabled();
+  }
 
   void tap(const std::string& name, const torch::Tensor& t) {
     if (probes && probes->wants(name)) probes->record(name, t);

@@ -41,4 +41,11 @@ torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
   return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
 }
 
+torch::Tensor Rope::apply_at(const torch::Tensor& x, const torch::Tensor& positions) const {
+  auto c = cos_.index_select(0, positions), s = sin_.index_select(0, positions);  // [n, head_dim/2]
+  auto xp = x.view({x.size(0), -1, 2});
+  auto x0 = xp.select(-1, 0), x1 = xp.select(-1, 1);
+  return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+}
+
 }  // namespace moxlab

@@ -12,6 +12,8 @@ class Rope {
   Rope(int head_dim, int max_seq_len, double theta);
   // x: [B, T, H, head_dim] at positions start..start+T-1; returns the rotated tensor.
   torch::Tensor apply(const torch::Tensor& x, int64_t start = 0) const;
+  // x: [n, head_dim], row i at position positions[i] (int64): the gathered tokens of a sparse kernel.
+  torch::Tensor apply_at(const torch::Tensor& x, const torch::Tensor& positions) const;
   const torch::Tensor& cos() const { return cos_; }
   const torch::Tensor& sin() const { return sin_; }
   // The rotation of only some pairs (ToMoE's pruned q/k keep whole pairs, each with its own frequency):

@@ -1,16 +1,25 @@
 // `moxlab bench train --config FILE.toml [--steps N] [--repeats R]`
+// `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F]`
 // Training throughput and model FLOP utilisation: tokens/s over timed optimiser steps (after warm-up)
 // and MFU = achieved model FLOP/s / matmul peak measured in the same process. Batches are random token
 // ids of the configured shape (throughput does not depend on the text). Medians over repeats.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/resource.h>
+#include <unistd.h>
 #include <memory>
 
+#include "core/common/error.h"
 #include "core/config/config.h"
 #include "core/model/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
+#include "kernels/inference_bench.h"
 #include "kernels/matmul_peak.h"
 #include "kernels/train_flops.h"
 
@@ -18,9 +27,54 @@ namespace moxlab::cli {
 
 namespace {
 struct BenchArgs {
-  std::string config;
+  std::string config, python;
   std::vector<std::string> sets;
   int steps = 10, repeats = 3, vocab = 4096;
+};
+
+// Peak resident memory of this process so far, MiB (Linux reports ru_maxrss in KiB).
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
+
+// Current resident memory, MiB (/proc/self/statm: pages).
+double rss_mib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1048576.0);
+}
+
+// Runs scripts/bench_train_pytorch.py with the model's shapes and returns its median tokens/s.
+double python_tokens_per_second(const std::string& python, const Config& cfg, int threads, int steps, int repeats) {
+  const auto& m = cfg.model;
+  const auto& t = cfg.train;
+  require(m.ffn == "dense" && m.attention == "dense" && m.tie_embeddings && !m.qkv_bias && m.head_dim_override == 0,
+          "bench train --python: the PyTorch baseline implements the dense tied-embedding model only");
+  std::ostringstream cmd;
+  cmd << python << " " << MOXLAB_SOURCE_DIR << "/scripts/bench_train_pytorch.py --dim " << m.dim << " --layers " << m.n_layers
+      << " --heads " << m.n_heads << " --kv-heads " << m.n_kv_heads << " --ffn " << m.resolved_ffn_hidden() << " --vocab "
+      << m.vocab_size << " --batch " << t.batch_size << " --seq " << t.seq_len << " --steps " << steps << " --repeats " << repeats
+      << " --threads " << threads << " --lr " << t.lr << " 2>&1";
+  FILE* pipe = popen(cmd.str().c_str(), "r");
+  require(pipe != nullptr, "bench train --python: cannot run " + python);
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) output += buf;
+  const int status = pclose(pipe);
+  const auto at = output.find("tokens/s median ");
+  require(status == 0 && at != std::string::npos, "bench train --python: the PyTorch baseline failed: " + output);
+  return std::stod(output.substr(at + 16));
+}
+
+struct InferArgs {
+  std::string config;
+  std::vector<std::string> sets, variants, tomoe_files;
+  int vocab = 8192;
+  bool no_layers = false;
+  InferenceBenchOptions bench;
 };
 
 double median(std::vector<double> v) {
@@ -39,6 +93,8 @@ void register_bench(CLI::App& app) {
   train->add_option("--steps", a->steps, "timed steps per repeat")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--repeats", a->repeats, "repeats (median reported)")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--vocab", a->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
+  train->add_option("--python", a->python,
+                    "also time the same model in Python PyTorch with this interpreter (Debian's /usr/bin/python3 with python3-torch)");
   train->callback([a]() {
     Config cfg = load_config(a->config, a->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = a->vocab;
@@ -56,6 +112,7 @@ void register_bench(CLI::App& app) {
       torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip > 0 ? t.grad_clip : 1e9);
       opt.step();
     };
+    const double rss_before = rss_mib();
     for (int i = 0; i < 3; ++i) step();  // warm-up: allocator, thread pools
     const double tokens_per_step = static_cast<double>(t.batch_size) * t.seq_len;
     const double flops_per_token = train_flops_per_token(model, t.seq_len);
@@ -79,6 +136,56 @@ void register_bench(CLI::App& app) {
     std::printf("  matmul peak GFLOP/s     %.1f (1024^3 fp32 GEMM, best of 3, median over repeats)\n", median(peaks));
     std::printf("  achieved GFLOP/s        %.1f\n", median(tps) * flops_per_token / 1e9);
     std::printf("  MFU (median)            %.1f%%\n", 100.0 * median(mfu));
+    const double peak = peak_rss_mib();
+    std::printf("  peak RSS                %.0f MiB (%.0f MiB before the first step; growth %.1f MiB per 1k tokens of batch,\n"
+                "                          activations + gradients + optimiser state)\n",
+                peak, rss_before, (peak - rss_before) / (tokens_per_step / 1000.0));
+    if (!a->python.empty()) {
+      const double py = python_tokens_per_second(a->python, cfg, threads, a->steps, a->repeats);
+      std::printf("  Python PyTorch tokens/s %.0f (scripts/bench_train_pytorch.py, same shapes and protocol)\n", py);
+      std::printf("  moxlab / PyTorch        %.2fx\n", median(tps) / py);
+    }
+  });
+
+  auto i = std::make_shared<InferArgs>();
+  auto* infer = bench->add_subcommand("infer", "Inference latency: dense vs MoHD, MoH and ToMoE variants of one base model");
+  infer->add_option("--config", i->config, "TOML config: the base (dense) model shape and train.threads")->required();
+  infer->add_option("--set", i->sets, "key=value override");
+  infer->add_option("--batch", i->bench.batch, "prefill batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  infer->add_option("--seq", i->bench.seq, "prefill sequence length")->check(CLI::PositiveNumber)->capture_default_str();
+  infer->add_option("--repeats", i->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  infer->add_option("--variants", i->variants, "subset of dense,mohd_50,mohd_75,moh_75,moh_50,tomoe_50,tomoe_40 (dense always first)")
+      ->delimiter(',');
+  infer->add_option("--tomoe-moe", i->tomoe_files, "also time a real ToMoE export (moxlab export --format tomoe-moe)")
+      ->check(CLI::ExistingFile);
+  infer->add_option("--vocab", i->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
+  infer->add_flag("--no-layers", i->no_layers, "skip the per-layer timings");
+  infer->callback([i]() {
+    Config cfg = load_config(i->config, i->sets);
+    if (cfg.model.vocab_size == 0) cfg.model.vocab_size = i->vocab;
+    const int threads = set_torch_threads(cfg.train.threads);
+    std::vector<InferenceCase> cases;
+    for (auto& c : standard_inference_cases(cfg.model)) {
+      const bool wanted = i->variants.empty() || c.name == "dense" ||
+                          std::find(i->variants.begin(), i->variants.end(), c.name) != i->variants.end();
+      if (wanted) cases.push_back(c);
+    }
+    for (const auto& v : i->variants)
+      if (std::none_of(cases.begin(), cases.end(), [&](const InferenceCase& c) { return c.name == v; }))
+        throw Error("bench infer: unknown variant '" + v + "'");
+    for (const auto& f : i->tomoe_files) {
+      InferenceCase c;
+      c.name = "tomoe:" + std::filesystem::path(f).filename().string();
+      c.tomoe_file = f;
+      cases.push_back(c);
+    }
+    i->bench.per_layer = !i->no_layers;
+    const auto& m = cfg.model;
+    std::printf("bench infer: %s  dim %d, %d layers, %d heads (%d kv), FFN %d, vocab %d  threads %d\n\n", cfg.run.name.c_str(), m.dim,
+                m.n_layers, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), m.vocab_size, threads);
+    std::fflush(stdout);
+    const auto rows = run_inference_bench(cases, i->bench);
+    std::printf("%s", format_inference_bench(rows, i->bench).c_str());
   });
 }
 

@@ -90,10 +90,11 @@ TEST_CASE("MoHD input masking, gate-weighted concatenation and activation scalin
   mixer->router->centroids->weight.data().copy_(torch::tensor({{1.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}));
   ForwardContext ctx;
   // x = (1, 5, 7, 9): logits (1, 0) -> s = (0.731059, 0.268941); sub-dimension 0 (dims 0-1) active.
-  auto routed = mixer->route(torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}}), ctx, "b", "p", "k");
-  CHECK(routed.x_s.equal(torch::tensor({{{1.0f, 5.0f, 0.0f, 0.0f}}})));
+  const auto x = torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}});
+  auto routing = mixer->route(x, ctx, "b", "p", "k");
+  CHECK(mixer->mask_input(x, routing).equal(torch::tensor({{{1.0f, 5.0f, 0.0f, 0.0f}}})));
   // alpha = N * sum(active g) = 2 * 0.731059 = 1.462117; block 0 weight g * alpha = 1.068895, block 1: 0.
-  auto y = mixer->combine(torch::tensor({{{1.0f, 2.0f, 3.0f, 4.0f}}}), routed.routing);
+  auto y = mixer->combine(torch::tensor({{{1.0f, 2.0f, 3.0f, 4.0f}}}), routing);
   CHECK(y[0][0][0].item<float>() == Approx(1.068895).epsilon(1e-5));
   CHECK(y[0][0][1].item<float>() == Approx(2.137790).epsilon(1e-5));
   CHECK(y[0][0][2].item<float>() == 0.0f);
@@ -102,7 +103,7 @@ TEST_CASE("MoHD input masking, gate-weighted concatenation and activation scalin
   MohdMixer unscaled(4, mohd(2, 1, 0, 0, false, 0.01));
   unscaled->router->centroids->weight.data().copy_(mixer->router->centroids->weight.data());
   auto r2 = unscaled->route(torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}}), ctx, "b", "p", "k");
-  CHECK(unscaled->combine(torch::ones({1, 1, 4}), r2.routing)[0][0][0].item<float>() == Approx(0.731059).epsilon(1e-5));
+  CHECK(unscaled->combine(torch::ones({1, 1, 4}), r2)[0][0][0].item<float>() == Approx(0.731059).epsilon(1e-5));
   REQUIRE(ctx.aux_losses.size() == 1);  // the balance loss, named as given
   CHECK(ctx.aux_losses[0].first == "b");
 }

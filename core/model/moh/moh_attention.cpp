@@ -1,5 +1,7 @@
 #include "core/model/moh/moh_attention.h"
 
+#include "kernels/sparse/head_gathered_attention.h"
+
 namespace moxlab {
 
 MohAttention::MohAttention(const ModelOptions& o, int layer)
@@ -8,8 +10,10 @@ MohAttention::MohAttention(const ModelOptions& o, int layer)
 }
 
 torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-  torch::Tensor q;
-  auto heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
+  const bool sparse = ctx.sparse_kernels();
+  torch::Tensor q, heads;
+  if (!sparse) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
+  else if (o_.router == "query_norm") q = wq(x).view({x.size(0), x.size(1), n_heads_, head_dim_});  // the router reads every query
   const HeadRouting r = head_router->forward(x, q);
   ctx.tap(taps.attn_router_probs, r.gates);
   ctx.tap(taps.attn_router_topk, r.selected);
@@ -19,7 +23,20 @@ torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Fo
                                 loss_weight_ * head_balance_loss(r.routed_probs, r.selected.narrow(-1, o_.shared, head_router->routed_heads()),
                                                                  o_.gate_form));
   }
-  return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
+  if (!sparse) return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
+  // Sparse: each head's queries, scores and output projection only for the tokens that selected it.
+  HeadGatheredAttention a;
+  a.x = x;
+  a.k = rope.apply(wk(x).view({x.size(0), x.size(1), n_kv_heads_, head_dim_}));
+  a.v = wv(x).view({x.size(0), x.size(1), n_kv_heads_, head_dim_});
+  a.wq = wq->weight;
+  a.bq = wq->bias;
+  a.q = q;
+  a.wo = wo->weight;
+  a.gates = r.gates;
+  a.rotate = [&rope](const torch::Tensor& qh, const torch::Tensor& pos) { return rope.apply_at(qh, pos); };
+  a.causal = causal_;
+  return head_gathered_attention(a);
 }
 
 ParamCount MohAttention::param_count() const {

@@ -16,24 +16,59 @@ MohdMixerImpl::MohdMixerImpl(int dim, const MohdOptions& o) : dim_(dim), block_(
   if (o.fusion_groups > 0) monarch = register_module("monarch", Monarch(dim, o.fusion_groups));
 }
 
-MohdMixerImpl::Routed MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name,
-                                           const std::string& probs_tap, const std::string& topk_tap) {
-  Routed out;
-  out.routing = router(x);
-  ctx.tap(probs_tap, out.routing.probs);
-  ctx.tap(topk_tap, out.routing.active.to(torch::kFloat));
-  if (o_.balance_beta > 0)
-    ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(out.routing.probs, o_.shared, o_.balance_beta));
-  out.x_s = x * expand_to_dims(out.routing.active.to(x.dtype()), block_);  // Eq. 8
-  return out;
+SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name,
+                                  const std::string& probs_tap, const std::string& topk_tap) {
+  SubDimRouting r = router(x);
+  ctx.tap(probs_tap, r.probs);
+  ctx.tap(topk_tap, r.active.to(torch::kFloat));
+  if (o_.balance_beta > 0) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
+  return r;
+}
+
+torch::Tensor MohdMixerImpl::mask_input(const torch::Tensor& x, const SubDimRouting& r) const {
+  return x * expand_to_dims(r.active.to(x.dtype()), block_);  // Eq. 8
+}
+
+// alpha = N * sum of the active gates (Sec. 4.2), or 1 without scaling.
+static torch::Tensor block_weights(const SubDimRouting& r, const MohdOptions& o) {
+  return o.scaling ? r.gates * (static_cast<double>(o.sub_dims) * r.gates.sum(-1, true)) : r.gates;
+}
+
+MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
+  Sparse s;
+  s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared);
+  s.scale = block_weights(r, o_).reshape({-1, o_.sub_dims});
+  return s;
+}
+
+torch::Tensor MohdMixerImpl::sparse_input(const torch::Tensor& x, const torch::Tensor& w, const Sparse& s,
+                                          const torch::Tensor& bias) const {
+  return block_sparse_input_linear(x, w, s.selection, bias);
+}
+
+torch::Tensor MohdMixerImpl::folded(const torch::Tensor& w) {
+  if (torch::GradMode::is_enabled()) return monarch->fold_first_factor(w);  // training: the graph needs it
+  for (auto& c : fold_cache_)
+    if (c.w.is_same(w)) {
+      if (c.w_version != w._version() || c.b1_version != monarch->b1._version())
+        c = {w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)};
+      return c.value;
+    }
+  fold_cache_.push_back({w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)});
+  return fold_cache_.back().value;
+}
+
+torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s) {
+  if (!monarch) return block_sparse_output_linear(h, w, s.selection, s.scale);
+  if (monarch->can_fold(o_.sub_dims))  // B1 (w h) block by block = (B1 w) h; inactive blocks stay 0
+    return monarch->second_factor(block_sparse_output_linear(h, folded(w), s.selection, s.scale));
+  return monarch(block_sparse_output_linear(h, w, s.selection, s.scale));
 }
 
 torch::Tensor MohdMixerImpl::combine(const torch::Tensor& y, const SubDimRouting& r) {
-  auto weighted = y * expand_to_dims(r.gates, block_);  // ||_i g_i Dim_i(x_s)  (Eq. 8)
-  if (o_.scaling) {
-    // alpha = N * sum of the active gates (Sec. 4.2): lifts the softmax weights (< 1) back up.
-    weighted = weighted * (static_cast<double>(o_.sub_dims) * r.gates.sum(-1, true));
-  }
+  // ||_i g_i Dim_i(x_s) (Eq. 8) times alpha = N * sum of the active gates (Sec. 4.2), which lifts the
+  // softmax weights (< 1) back up.
+  auto weighted = y * expand_to_dims(block_weights(r, o_), block_);
   return monarch ? monarch(weighted) : weighted;  // Eq. 9-10
 }
 

@@ -6,8 +6,10 @@
 // Slicing a matrix along the hidden dimension and keeping sub-dimension i means: input-side matrices
 // (W_Q, W_K, W_V, W_gate, W_up) read only the active input blocks, output-side ones (W_O, W_down) produce
 // only the active output blocks. Both equal the dense matrix applied to the masked input, with the
-// output masked, so this reference form runs the dense component on x_s and weights its output blocks;
-// the gathered sparse kernels (issue "kernels") must match it. Eq. 14-16 also write the gates inside
+// output masked, so the reference form runs the dense component on x_s and weights its output blocks.
+// The sparse form (ForwardContext::sparse_kernels) reads and writes only the active blocks
+// (kernels/sparse/block_sparse_linear.h) and folds Monarch's first factor into the output-side matrix;
+// tests hold it equal to the reference. Eq. 14-16 also write the gates inside
 // the up-projections; we apply them once, on the concatenated output, as the general Eq. 8/10 do.
 #pragma once
 #include <string>
@@ -19,6 +21,7 @@
 #include "core/model/mohd/mohd_options.h"
 #include "core/model/mohd/sub_dim_router.h"
 #include "core/model/param_count.h"
+#include "kernels/sparse/block_sparse_linear.h"
 
 namespace moxlab {
 
@@ -26,15 +29,25 @@ class MohdMixerImpl : public torch::nn::Module {
  public:
   MohdMixerImpl(int dim, const MohdOptions& o);
 
-  struct Routed {
-    torch::Tensor x_s;        // the input with inactive sub-dimension blocks zeroed (Eq. 8)
-    SubDimRouting routing;
-  };
   // Routes x [B, T, d]; records the router taps and the balance loss (named `name`) in ctx.
-  Routed route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
+  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
                const std::string& topk_tap);
+  // x_s: x with the token's inactive sub-dimension blocks zeroed (Eq. 8).
+  torch::Tensor mask_input(const torch::Tensor& x, const SubDimRouting& routing) const;
   // y [B, T, d]: the dense component's output on x_s -> M alpha (g-weighted active blocks).
   torch::Tensor combine(const torch::Tensor& y, const SubDimRouting& routing);
+
+  // The sparse form: which tokens use which blocks, and each active output block's weight g_i alpha.
+  struct Sparse {
+    BlockSelection selection;
+    torch::Tensor scale;  // [M, N]
+  };
+  Sparse sparse(const SubDimRouting& routing) const;
+  // x [M, d] through an input-side matrix w [out, d] (+ bias), reading only the active blocks.
+  torch::Tensor sparse_input(const torch::Tensor& x, const torch::Tensor& w, const Sparse& s, const torch::Tensor& bias = {}) const;
+  // h [M, k] through the output-side matrix w [d, k], then scaling and fusion: equals combine() of the
+  // dense component's output, computing only the active output blocks (B1 folded into w when aligned).
+  torch::Tensor sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s);
 
   // Parameters of a component wrapped by this mixer: matrices active in active/N, router and fusion always.
   ParamCount wrap(const ParamCount& inner) const;
@@ -43,6 +56,14 @@ class MohdMixerImpl : public torch::nn::Module {
   Monarch monarch{nullptr};  // null without group fusion
 
  private:
+  // B1 w, cached for inference while neither w nor B1 changes (the fold is a [d, d/groups, k] product).
+  torch::Tensor folded(const torch::Tensor& w);
+  struct FoldCache {
+    torch::Tensor w;  // held, so its identity cannot be reused by another tensor
+    std::int64_t w_version = -1, b1_version = -1;
+    torch::Tensor value;
+  };
+  std::vector<FoldCache> fold_cache_;
   int dim_, block_;
   MohdOptions o_;
 };

@@ -15,14 +15,22 @@ MonarchImpl::MonarchImpl(int dim, int groups) : dim_(dim), groups_(groups), r_(g
                                     .uniform_(-1.0 / std::sqrt(groups_), 1.0 / std::sqrt(groups_)));
 }
 
-torch::Tensor MonarchImpl::forward(const torch::Tensor& x) {
-  auto shape = x.sizes().vec();
+torch::Tensor MonarchImpl::forward(const torch::Tensor& x) { return second_factor(first_factor(x)); }
+
+torch::Tensor MonarchImpl::first_factor(const torch::Tensor& x) {
   auto h = x.reshape({-1, groups_, r_});                 // grid [groups, r]: block g holds x[g r : (g+1) r]
-  h = torch::einsum("ngi,goi->ngo", {h, b1});            // B1: one r x r block per group
-  h = h.transpose(1, 2);                                 // P: read the grid column-wise -> [r, groups]
-  h = torch::einsum("nrj,rkj->nrk", {h, b2});            // B2: one groups x groups block per column
-  h = h.transpose(1, 2).reshape(shape);                  // P^T: back to [groups, r] order
-  return h;
+  return torch::einsum("ngi,goi->ngo", {h, b1}).reshape(x.sizes());  // B1: one r x r block per group
+}
+
+torch::Tensor MonarchImpl::second_factor(const torch::Tensor& x) {
+  auto h = x.reshape({-1, groups_, r_}).transpose(1, 2);  // P: read the grid column-wise -> [r, groups]
+  h = torch::einsum("nrj,rkj->nrk", {h, b2});             // B2: one groups x groups block per column
+  return h.transpose(1, 2).reshape(x.sizes());            // P^T: back to [groups, r] order
+}
+
+torch::Tensor MonarchImpl::fold_first_factor(const torch::Tensor& w) {
+  const auto k = w.size(1);
+  return torch::bmm(b1, w.reshape({groups_, r_, k})).reshape({dim_, k});  // row block g: b1[g] w_g
 }
 
 torch::Tensor MonarchImpl::dense() {

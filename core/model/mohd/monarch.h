@@ -10,7 +10,16 @@ namespace moxlab {
 class MonarchImpl : public torch::nn::Module {
  public:
   MonarchImpl(int dim, int groups);
-  torch::Tensor forward(const torch::Tensor& x);  // [..., dim] -> [..., dim]
+  torch::Tensor forward(const torch::Tensor& x);  // [..., dim] -> [..., dim]; = second_factor(first_factor(x))
+  torch::Tensor first_factor(const torch::Tensor& x);   // B1
+  torch::Tensor second_factor(const torch::Tensor& x);  // P^T B2 P
+  // Fused form for a matrix w [dim, k] whose output feeds the fusion: B1 w, so that
+  // forward(w h) = second_factor((B1 w) h) and B1 costs nothing per token. Because B1 is block-diagonal,
+  // output rows of B1 w in a block depend only on w's rows of that block: a token's inactive (zero) output
+  // blocks stay zero, which is what lets MoHD's gathered output projection absorb B1 (see
+  // MohdMixer::sparse_output). Sub-dimension blocks must hold whole B1 blocks: can_fold(blocks).
+  torch::Tensor fold_first_factor(const torch::Tensor& w);
+  bool can_fold(int blocks) const { return blocks > 0 && groups_ % blocks == 0; }
   // The same map as one dense [dim, dim] matrix (y = x M^T), for tests and inspection.
   torch::Tensor dense() ;
   torch::Tensor b1, b2;  // [groups, r, r] and [r, groups, groups]; y_block = x_block W^T per block

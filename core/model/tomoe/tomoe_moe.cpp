@@ -100,50 +100,61 @@ void TomoeMoe::build_ropes() {
   for (int l = 0; l < o_.n_layers; ++l) qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
 }
 
+torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h) const {
+  torch::NoGradGuard no_grad;
+  auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
+  const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads;
+  const auto B = h.size(0), T = h.size(1);
+  // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
+  const auto qk = w("attn.qk_pairs").size(0) * 2;
+  auto q = torch::linear(h, w("attn.wq")).view({B, T, H, qk});
+  auto k = torch::linear(h, w("attn.wk")).view({B, T, Hkv, qk});
+  if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
+    q = qk_rope_[l].apply(q);
+    k = qk_rope_[l].apply(k);
+  }
+  auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
+  if (H > Hkv) {
+    k = k.repeat_interleave(H / Hkv, 2);
+    v = v.repeat_interleave(H / Hkv, 2);
+  }
+  auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
+                                     1.0 / std::sqrt(static_cast<double>(hd)))
+                   .transpose(1, 2);  // [B, T, H, hd]
+  // The token's top-K v/o dims (Eq. 5's inference form).
+  auto e = torch::linear(h, w("attn.vo_proj.weight"), w("attn.vo_proj.bias"));
+  e = torch::layer_norm(e, {e.size(-1)}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
+  auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
+  const auto top = std::get<1>(logits.topk(static_cast<std::int64_t>(w("attn.vo_top_k").item<float>()), -1));
+  auto mask = torch::zeros_like(logits).scatter(-1, top, 1.0);
+  return torch::linear((heads * mask.unsqueeze(-2)).reshape({B, T, H * hd}), w("attn.wo"));
+}
+
+torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
+  torch::NoGradGuard no_grad;
+  auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
+  // Each token through its expert (Eq. 2-3), only the expert's channels.
+  const auto h2 = h.reshape({-1, o_.dim});
+  const auto route = torch::linear(h2, w("ffn.router")).argmax(-1);
+  auto y = torch::zeros_like(h2);
+  const auto& gate = w("ffn.w_gate");
+  for (std::int64_t ex = 0; ex < gate.size(0); ++ex) {
+    const auto idx = (route == ex).nonzero().squeeze(1);
+    if (idx.numel() == 0) continue;
+    const auto xe = h2.index_select(0, idx);
+    const auto act = torch::silu(torch::matmul(xe, gate[ex].t())) * torch::matmul(xe, w("ffn.w_up")[ex].t());
+    y.index_copy_(0, idx, torch::matmul(act, w("ffn.w_down")[ex].t()));
+  }
+  return y.view(h.sizes());
+}
+
 torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens) const {
   torch::NoGradGuard no_grad;
-  const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads, d = o_.dim;
   const auto B = tokens.size(0), T = tokens.size(1);
-  auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, d});
+  auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, o_.dim});
   for (int l = 0; l < o_.n_layers; ++l) {
-    auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
-    // Attention (Eq. 4) with the kept q/k pairs; softmax scale of the full head width.
-    auto h = rms_norm(x, w("attn_norm"), o_.norm_eps);
-    const auto qk = w("attn.qk_pairs").size(0) * 2;
-    auto q = torch::linear(h, w("attn.wq")).view({B, T, H, qk});
-    auto k = torch::linear(h, w("attn.wk")).view({B, T, Hkv, qk});
-    if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
-      q = qk_rope_[l].apply(q);
-      k = qk_rope_[l].apply(k);
-    }
-    auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
-    if (H > Hkv) {
-      k = k.repeat_interleave(H / Hkv, 2);
-      v = v.repeat_interleave(H / Hkv, 2);
-    }
-    auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
-                                       1.0 / std::sqrt(static_cast<double>(hd)))
-                     .transpose(1, 2);  // [B, T, H, hd]
-    // The token's top-K v/o dims (Eq. 5's inference form).
-    auto e = torch::linear(h, w("attn.vo_proj.weight"), w("attn.vo_proj.bias"));
-    e = torch::layer_norm(e, {e.size(-1)}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-    auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
-    const auto top = std::get<1>(logits.topk(static_cast<std::int64_t>(w("attn.vo_top_k").item<float>()), -1));
-    auto mask = torch::zeros_like(logits).scatter(-1, top, 1.0);
-    x = x + torch::linear((heads * mask.unsqueeze(-2)).reshape({B, T, H * hd}), w("attn.wo"));
-    // MLP: each token through its expert (Eq. 2-3), only the expert's channels.
-    auto h2 = rms_norm(x, w("ffn_norm"), o_.norm_eps).reshape({B * T, d});
-    const auto route = torch::linear(h2, w("ffn.router")).argmax(-1);
-    auto y = torch::zeros_like(h2);
-    const auto& gate = w("ffn.w_gate");
-    for (std::int64_t ex = 0; ex < gate.size(0); ++ex) {
-      const auto idx = (route == ex).nonzero().squeeze(1);
-      if (idx.numel() == 0) continue;
-      const auto xe = h2.index_select(0, idx);
-      const auto act = torch::silu(torch::matmul(xe, gate[ex].t())) * torch::matmul(xe, w("ffn.w_up")[ex].t());
-      y.index_copy_(0, idx, torch::matmul(act, w("ffn.w_down")[ex].t()));
-    }
-    x = x + y.view({B, T, d});
+    x = x + attention(l, rms_norm(x, at(layer_key(l, "attn_norm")), o_.norm_eps));
+    x = x + feed_forward(l, rms_norm(x, at(layer_key(l, "ffn_norm")), o_.norm_eps));
   }
   x = rms_norm(x, at("norm"), o_.norm_eps);
   return torch::linear(x, t_.count("output") ? at("output") : at("tok_embeddings"));
@@ -182,11 +193,19 @@ TomoeMoe TomoeMoe::load(const std::string& path) {
   SafeTensors st = read_safetensors(path);
   auto it = st.metadata.find(kConfigKey);
   require(it != st.metadata.end(), path + " is not a ToMoE MoE export (no " + kConfigKey + " metadata)");
+  return from_tensors(config_from_json(it->second).model, std::move(st.tensors));
+}
+
+TomoeMoe TomoeMoe::from_tensors(const ModelOptions& o, std::map<std::string, torch::Tensor> tensors) {
   TomoeMoe m;
-  m.o_ = config_from_json(it->second).model;
-  m.t_ = std::move(st.tensors);
+  m.o_ = o;
+  m.t_ = std::move(tensors);
+  m.at("tok_embeddings");
+  m.at("norm");
   for (int l = 0; l < m.o_.n_layers; ++l)
-    for (const char* name : {"attn.qk_pairs", "attn.wq", "attn.wk", "attn.wv", "attn.wo", "attn.vo_top_k", "ffn.router", "ffn.w_gate",
+    for (const char* name : {"attn_norm", "ffn_norm", "attn.qk_pairs", "attn.wq", "attn.wk", "attn.wv", "attn.wo",
+                             "attn.vo_proj.weight", "attn.vo_proj.bias", "attn.vo_norm.weight", "attn.vo_norm.bias",
+                             "attn.vo_dec.weight", "attn.vo_dec.bias", "attn.vo_top_k", "ffn.router", "ffn.w_gate",
                              "ffn.w_up", "ffn.w_down", "ffn.widths"})
       m.at(layer_key(l, name));  // a missing tensor is a one-line error naming it
   m.build_ropes();

@@ -30,6 +30,10 @@ class TomoeMoe {
   static TomoeMoe extract(Transformer& converted);
   // tokens [B, T] -> logits [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& tokens) const;
+  // One layer's attention and MLP on their normalised input h [B, T, d] (without the residual), for
+  // per-layer benchmarks; forward() is the blocks of these.
+  torch::Tensor attention(int layer, const torch::Tensor& h) const;
+  torch::Tensor feed_forward(int layer, const torch::Tensor& h) const;
   // Non-embedding parameters: total stored, active per token (widest expert, kept q/k, top-K v/o rows of W_V
   // and columns of W_O, routers).
   ParamCount param_count() const;
@@ -37,6 +41,8 @@ class TomoeMoe {
   // safetensors with the model options in the metadata ("moxlab.tomoe_moe.config"); atomic write.
   void save(const std::string& path) const;
   static TomoeMoe load(const std::string& path);
+  // From tensors named as in the file (checked: a missing one is a one-line error naming it).
+  static TomoeMoe from_tensors(const ModelOptions& o, std::map<std::string, torch::Tensor> tensors);
 
   const ModelOptions& options() const { return o_; }
   const std::map<std::string, torch::Tensor>& tensors() const { return t_; }

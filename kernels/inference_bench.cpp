@@ -1,0 +1,239 @@
+#include "kernels/inference_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "core/common/error.h"
+#include "core/model/transformer.h"
+#include "kernels/tomoe_bench_model.h"
+
+namespace moxlab {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Milliseconds per call of f, calling it until min_seconds have passed.
+double time_ms(const std::function<void()>& f, double min_seconds) {
+  int calls = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    f();
+    ++calls;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (elapsed < min_seconds);
+  return 1000.0 * elapsed / calls;
+}
+
+// One benchmarked model: a Transformer variant, or a converted ToMoE model.
+struct Subject {
+  std::shared_ptr<Transformer> model;
+  std::optional<TomoeMoe> moe;
+  bool has_reference = false;  // MoHD / MoH: a reference form to compare the sparse kernels with
+
+  const ModelOptions& options() const { return moe ? moe->options() : model->options(); }
+  void forward(const torch::Tensor& tokens, Kernels k) {
+    if (moe) return void(moe->forward(tokens));
+    ForwardContext ctx;
+    ctx.kernels = k;
+    model->forward(tokens, ctx);
+  }
+  void attention(const torch::Tensor& h, Kernels k) {
+    if (moe) return void(moe->attention(0, h));
+    auto& block = *model->blocks->ptr<BlockImpl>(0);
+    ForwardContext ctx;
+    ctx.kernels = k;
+    block.attn->forward(h, model->rope(), ctx, block.taps);
+  }
+  void feed_forward(const torch::Tensor& h, Kernels k) {
+    if (moe) return void(moe->feed_forward(0, h));
+    auto& block = *model->blocks->ptr<BlockImpl>(0);
+    ForwardContext ctx;
+    ctx.kernels = k;
+    block.ffn->forward(h, ctx, block.taps);
+  }
+  // Forward FLOPs per token with `context` keys per query (see the header).
+  double flops(int context) const {
+    const ModelOptions& o = options();
+    const double head = static_cast<double>(o.vocab_size) * o.dim;
+    if (moe) {
+      double attention = 0;
+      for (int l = 0; l < o.n_layers; ++l) {
+        const double qk = 2.0 * moe->tensors().at("layers." + std::to_string(l) + ".attn.qk_pairs").size(0);
+        attention += 2.0 * context * o.n_heads * (qk + o.head_dim());
+      }
+      return 2.0 * (static_cast<double>(moe->param_count().active) + head) + attention;
+    }
+    double heads = 0;
+    for (int l = 0; l < o.n_layers; ++l) heads += o.attention == "moh" ? o.moh.active_heads(l) : o.n_heads;
+    return 2.0 * (static_cast<double>(count_parameters(*model).active) + head) + 4.0 * context * heads * o.head_dim();
+  }
+  double active_fraction() const {
+    const ParamCount c = moe ? moe->param_count() : count_parameters(*model);
+    return static_cast<double>(c.active) / static_cast<double>(c.total);
+  }
+};
+
+Subject make_subject(const InferenceCase& c) {
+  Subject s;
+  if (!c.tomoe_file.empty()) {
+    s.moe = TomoeMoe::load(c.tomoe_file);
+  } else if (c.tomoe_keep > 0) {
+    s.moe = random_tomoe_moe(c.options, c.tomoe_keep, 1);
+  } else {
+    s.model = std::make_shared<Transformer>(c.options);
+    s.model->init_weights(1);
+    s.model->eval();
+    s.has_reference = c.options.attention == "mohd" || c.options.attention == "moh" || c.options.ffn == "mohd";
+  }
+  return s;
+}
+
+ModelOptions with_mohd(ModelOptions o, int n, int active, int shared) {
+  o.attention = o.ffn = "mohd";
+  MohdOptions m;
+  m.sub_dims = n;
+  m.active = active;
+  m.shared = shared;
+  m.fusion_groups = n;
+  o.mohd_attn = o.mohd_ffn = m;
+  return o;
+}
+
+ModelOptions with_moh(ModelOptions o, int active) {
+  o.attention = "moh";
+  o.moh.shared = o.n_heads / 4;
+  o.moh.active = active;
+  return o;
+}
+
+}  // namespace
+
+std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base) {
+  require(base.n_heads % 4 == 0, "bench infer: model.n_heads must be divisible by 4 (MoH 75% and 50% of heads)");
+  require(base.dim % 24 == 0, "bench infer: model.dim must be divisible by 24 (MoHD 8 and 12 sub-dimensions)");
+  ModelOptions dense = base;
+  dense.attention = dense.ffn = "dense";
+  std::vector<InferenceCase> cases;
+  cases.push_back({"dense", dense});
+  cases.push_back({"mohd_50", with_mohd(dense, 8, 4, 3)});
+  cases.push_back({"mohd_75", with_mohd(dense, 12, 9, 3)});
+  cases.push_back({"moh_75", with_moh(dense, base.n_heads * 3 / 4)});
+  cases.push_back({"moh_50", with_moh(dense, base.n_heads / 2)});
+  cases.push_back({"tomoe_50", dense, 0.5});
+  cases.push_back({"tomoe_40", dense, 0.4});
+  return cases;
+}
+
+std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& cases, const InferenceBenchOptions& o) {
+  require(!cases.empty(), "bench infer: no variants");
+  torch::NoGradGuard no_grad;
+  std::vector<Subject> subjects;
+  std::vector<InferenceRow> rows;
+  for (const auto& c : cases) {
+    subjects.push_back(make_subject(c));
+    InferenceRow r;
+    r.name = c.name;
+    r.active_fraction = subjects.back().active_fraction();
+    r.flops_prefill = subjects.back().flops(o.seq);
+    r.flops_decode = subjects.back().flops(1);
+    rows.push_back(r);
+  }
+  const ModelOptions& shape = subjects.front().options();
+  for (const auto& s : subjects)
+    require(s.options().vocab_size == shape.vocab_size && s.options().dim == shape.dim,
+            "bench infer: every variant needs the base model's vocabulary and dim");
+  require(o.seq <= shape.max_seq_len, "bench infer: --seq is longer than model.max_seq_len");
+  torch::manual_seed(7);
+  const auto prefill = torch::randint(shape.vocab_size, {o.batch, o.seq}, torch::kLong);
+  const auto decode = torch::randint(shape.vocab_size, {1, 1}, torch::kLong);
+  const auto h = torch::randn({o.batch, o.seq, shape.dim});
+  for (auto& s : subjects) {  // warm-up: allocator, thread pools, Monarch folds
+    s.forward(prefill, Kernels::automatic);
+    s.forward(decode, Kernels::automatic);
+  }
+  struct Samples {
+    std::vector<double> prefill, prefill_ref, decode, decode_ref, attn, attn_ref, ffn, ffn_ref;
+  };
+  std::vector<Samples> samples(subjects.size());
+  for (int rep = 0; rep < o.repeats; ++rep) {
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      auto& s = subjects[i];
+      auto& m = samples[i];
+      const std::vector<Kernels> forms =
+          s.has_reference ? std::vector<Kernels>{Kernels::automatic, Kernels::reference} : std::vector<Kernels>{Kernels::automatic};
+      for (Kernels k : forms) {
+        const bool ref = k == Kernels::reference;
+        (ref ? m.prefill_ref : m.prefill).push_back(time_ms([&] { s.forward(prefill, k); }, o.min_seconds));
+        (ref ? m.decode_ref : m.decode).push_back(time_ms([&] { s.forward(decode, k); }, o.min_seconds));
+        if (!o.per_layer) continue;
+        (ref ? m.attn_ref : m.attn).push_back(time_ms([&] { s.attention(h, k); }, o.min_seconds));
+        (ref ? m.ffn_ref : m.ffn).push_back(time_ms([&] { s.feed_forward(h, k); }, o.min_seconds));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto& r = rows[i];
+    const auto& m = samples[i];
+    r.prefill_ms = median(m.prefill);
+    r.prefill_samples = m.prefill;
+    r.decode_ms = median(m.decode);
+    r.prefill_reference_ms = median(m.prefill_ref);
+    r.decode_reference_ms = median(m.decode_ref);
+    r.attn_ms = median(m.attn);
+    r.ffn_ms = median(m.ffn);
+    r.attn_reference_ms = median(m.attn_ref);
+    r.ffn_reference_ms = median(m.ffn_ref);
+  }
+  return rows;
+}
+
+std::string format_inference_bench(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
+  std::string out;
+  char buf[512];
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  // "-" where a variant has no reference form.
+  auto or_dash = [](double v, const char* format) {
+    char b[32];
+    std::snprintf(b, sizeof b, format, v);
+    return v > 0 ? std::string(b) : std::string("-");
+  };
+  const InferenceRow& dense = rows.front();
+  std::snprintf(buf, sizeof buf,
+                "Model (prefill %d x %d tokens; decode = batch 1, one token; medians of %d repeats; speedups vs %s)\n\n",
+                o.batch, o.seq, o.repeats, dense.name.c_str());
+  out += buf;
+  out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference-form ms | sparse vs reference | decode ms | decode speedup | decode ideal |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    const double speedup = ratio(dense.prefill_ms, r.prefill_ms), ideal = ratio(dense.flops_prefill, r.flops_prefill);
+    std::snprintf(buf, sizeof buf, "| %s | %.1f%% | %.2f | %.0f | %.2fx | %.2fx | %.0f%% | %s | %s | %.3f | %.2fx | %.2fx |\n",
+                  r.name.c_str(), 100 * r.active_fraction, r.prefill_ms, 1000.0 * o.batch * o.seq / r.prefill_ms, speedup,
+                  ideal, 100 * ratio(speedup, ideal), or_dash(r.prefill_reference_ms, "%.2f").c_str(),
+                  or_dash(ratio(r.prefill_reference_ms, r.prefill_ms), "%.2fx").c_str(),
+                  r.decode_ms, ratio(dense.decode_ms, r.decode_ms), ratio(dense.flops_decode, r.flops_decode));
+    out += buf;
+  }
+  if (dense.attn_ms <= 0) return out;
+  std::snprintf(buf, sizeof buf, "\nLayer 0 alone (input %d x %d x d)\n\n", o.batch, o.seq);
+  out += buf;
+  out += "| variant | attention ms | speedup | reference-form ms | FFN ms | speedup | reference-form ms |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2fx | %s | %.2f | %.2fx | %s |\n", r.name.c_str(), r.attn_ms,
+                  ratio(dense.attn_ms, r.attn_ms), or_dash(r.attn_reference_ms, "%.2f").c_str(), r.ffn_ms,
+                  ratio(dense.ffn_ms, r.ffn_ms), or_dash(r.ffn_reference_ms, "%.2f").c_str());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace moxlab

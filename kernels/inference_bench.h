@@ -1,0 +1,52 @@
+// `moxlab bench infer`: inference latency of the dense model and its sparse variants (MoHD 50/75%,
+// MoH 75/50% of heads, ToMoE 50/40%) on the same base shape, in one process: a prefill batch [B, T] and a
+// batch-1 single-token step [1, 1] (the weight-bound part of a decode step; moxlab has no KV cache, so
+// attention over a cache is not in it), plus layer 0's attention and FFN alone at the prefill shape.
+// Variants are timed round-robin within every repeat (drift hits all alike); medians are reported,
+// speedups are dense median / variant median, and the ideal speedup is the ratio of forward FLOPs per
+// token (2 x activated matmul parameters, output head included, + attention scores and mixing over the
+// context, PaLM App. B without the causal discount). MoHD and MoH are also timed in their reference
+// (dense-compute) form, which is what the sparse kernels replace.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/model_options.h"
+
+namespace moxlab {
+
+struct InferenceCase {
+  std::string name;
+  ModelOptions options;     // the Transformer variant (unused when tomoe_keep > 0 or tomoe_file is set)
+  double tomoe_keep = 0;    // > 0: a converted ToMoE model of this kept fraction (random weights)
+  std::string tomoe_file;   // a real ToMoE export (moxlab export --format tomoe-moe)
+};
+
+// dense, mohd_50 (4 of 8 sub-dims, 3 shared), mohd_75 (9 of 12, 3 shared), moh_75 / moh_50 (3/4 and 1/2 of
+// the heads, a quarter shared), tomoe_50, tomoe_40. Needs n_heads divisible by 4 and dim by 24.
+std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base);
+
+struct InferenceBenchOptions {
+  int batch = 4, seq = 256;  // prefill shape
+  int repeats = 7;
+  double min_seconds = 0.15;  // each timing repeats the forward until this much time has passed
+  bool per_layer = true;
+};
+
+struct InferenceRow {
+  std::string name;
+  double active_fraction = 1;  // activated / total non-embedding parameters
+  double flops_prefill = 0, flops_decode = 0;  // forward FLOPs per token
+  double prefill_ms = 0, decode_ms = 0;        // medians
+  double prefill_reference_ms = 0, decode_reference_ms = 0;  // 0: no separate reference form
+  double attn_ms = 0, ffn_ms = 0;              // layer 0 at the prefill shape
+  double attn_reference_ms = 0, ffn_reference_ms = 0;
+  std::vector<double> prefill_samples;
+};
+
+std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& cases, const InferenceBenchOptions& o);
+
+// Markdown tables (model and per layer) with speedups against the first row.
+std::string format_inference_bench(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o);
+
+}  // namespace moxlab

@@ -1,0 +1,287 @@
+// The sparse kernels (kernels/sparse) against the reference forms they replace: hand-computed block-sparse
+// maps, the Monarch fold, head-gathered attention, and whole MoHD / MoH models whose sparse forward (and,
+// with Kernels::sparse, training gradients) equal the reference forward on random and real inputs
+// (stories260K's weights on Shakespeare text).
+#include "tests/core/torch_catch.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/data/tokenizer.h"
+#include "core/io/llama2c_import.h"
+#include "core/model/mohd/monarch.h"
+#include "core/model/rope.h"
+#include "core/model/transformer.h"
+#include "kernels/sparse/block_sparse_linear.h"
+#include "kernels/sparse/head_gathered_attention.h"
+
+using namespace moxlab;
+
+namespace {
+
+bool close(const torch::Tensor& a, const torch::Tensor& b, double rtol = 1e-4, double atol = 1e-5) {
+  return torch::allclose(a, b, rtol, atol);
+}
+
+ModelOptions small_options() {
+  ModelOptions o;
+  o.vocab_size = 50;
+  o.dim = 48;
+  o.n_layers = 2;
+  o.n_heads = 4;
+  o.n_kv_heads = 2;
+  o.ffn_hidden = 96;
+  o.max_seq_len = 32;
+  return o;
+}
+
+MohdOptions mohd(int n, int active, int shared, int groups) {
+  MohdOptions m;
+  m.sub_dims = n;
+  m.active = active;
+  m.shared = shared;
+  m.fusion_groups = groups;
+  return m;
+}
+
+torch::Tensor logits_with(Transformer& m, const torch::Tensor& tokens, Kernels k) {
+  ForwardContext ctx;
+  ctx.kernels = k;
+  return m.forward(tokens, ctx);
+}
+
+// Parameter gradients of one LM-loss backward pass computed with kernel form k.
+std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tensor& tokens, Kernels k) {
+  m.zero_grad();
+  ForwardContext ctx;
+  ctx.kernels = k;
+  auto logits = m.forward(tokens, ctx);
+  (Transformer::lm_loss(logits.narrow(1, 0, tokens.size(1) - 1), tokens.narrow(1, 1, tokens.size(1) - 1)) +
+   ctx.total_aux_loss())
+      .backward();
+  std::map<std::string, torch::Tensor> g;
+  for (const auto& p : m.named_parameters())
+    if (p.value().grad().defined()) g[p.key()] = p.value().grad().clone();
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("Block-sparse input and output maps read and write only active blocks (hand-computed)", "[kernels]") {
+  // d = 4 in N = 2 blocks of 2; token 0 uses block 0, token 1 block 1; nothing shared.
+  const auto x = torch::tensor({{1.0f, 2.0f, 3.0f, 4.0f}, {5.0f, 6.0f, 7.0f, 8.0f}});
+  const auto active = torch::tensor({{true, false}, {false, true}});
+  const auto s = BlockSelection::from_mask(active, 0);
+  // x_s W^T with W = (1, 1, 1, 1): token 0 reads dims 0-1 (1 + 2), token 1 dims 2-3 (7 + 8).
+  CHECK(block_sparse_input_linear(x, torch::ones({1, 4}), s).equal(torch::tensor({{3.0f}, {15.0f}})));
+  CHECK(block_sparse_input_linear(x, torch::ones({1, 4}), s, torch::tensor({0.5f})).equal(torch::tensor({{3.5f}, {15.5f}})));
+  // Output map W = (1, 2, 3, 4)^T on h = (1), (2), block weights (0.5, 9) and (9, 2): token 0 writes
+  // 0.5 * (1, 2) into block 0, token 1 writes 2 * 2 * (3, 4) into block 1; the weight of an unused block is ignored.
+  const auto y = block_sparse_output_linear(torch::tensor({{1.0f}, {2.0f}}), torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}}), s,
+                                            torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}}));
+  CHECK(y.equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 12.0f, 16.0f}})));
+  // A shared block must be active for every token.
+  CHECK_THROWS(BlockSelection::from_mask(active, 1));
+}
+
+TEST_CASE("Block-sparse maps equal the masked dense matrices on random selections", "[kernels]") {
+  torch::manual_seed(3);
+  const int M = 37, N = 6, shared = 2, d = 48, b = d / N;
+  auto active = torch::rand({M, N}) < 0.4;
+  active.narrow(1, 0, shared).fill_(true);
+  active[5].fill_(true);                    // a token using every block
+  active[6].narrow(0, shared, N - shared).fill_(false);  // and one using only the shared blocks
+  const auto s = BlockSelection::from_mask(active, shared);
+  const auto mask = active.to(torch::kFloat).repeat_interleave(b, 1);
+  const auto x = torch::randn({M, d}), w_in = torch::randn({20, d}), bias = torch::randn({20});
+  CHECK(close(block_sparse_input_linear(x, w_in, s, bias), torch::matmul(x * mask, w_in.t()) + bias));
+  const auto h = torch::randn({M, 20}), w_out = torch::randn({d, 20}), scale = torch::rand({M, N});
+  const auto reference = torch::matmul(h, w_out.t()) * (scale * active.to(torch::kFloat)).repeat_interleave(b, 1);
+  CHECK(close(block_sparse_output_linear(h, w_out, s, scale), reference));
+  // No shared blocks at all.
+  auto free = torch::rand({M, N}) < 0.5;
+  const auto s0 = BlockSelection::from_mask(free, 0);
+  const auto mask0 = free.to(torch::kFloat).repeat_interleave(b, 1);
+  CHECK(close(block_sparse_input_linear(x, w_in, s0), torch::matmul(x * mask0, w_in.t())));
+}
+
+TEST_CASE("Monarch's first factor folds into the matrix before it (B1 w)", "[kernels][mohd]") {
+  torch::manual_seed(4);
+  Monarch m(24, 4);
+  const auto w = torch::randn({24, 10}), h = torch::randn({7, 10});
+  CHECK(close(m->fold_first_factor(w), m->first_factor(w.t()).t()));
+  CHECK(close(m->second_factor(torch::matmul(h, m->fold_first_factor(w).t())), m(torch::matmul(h, w.t()))));
+  CHECK(m->can_fold(4));
+  CHECK(m->can_fold(2));   // sub-dimension blocks of 12 hold two B1 blocks of 6
+  CHECK(!m->can_fold(8));  // blocks of 3 would cut a B1 block
+}
+
+TEST_CASE("Head-gathered attention equals the gate-weighted dense heads (MoH Eq. 4)", "[kernels][moh]") {
+  torch::manual_seed(5);
+  const int B = 3, T = 9, d = 16, H = 4, Hkv = 2, hd = 8;
+  const Rope rope(hd, 16, 10000.0);
+  const auto x = torch::randn({B, T, d});
+  const auto wq = torch::randn({H * hd, d}) * 0.3, bq = torch::randn({H * hd}) * 0.1;
+  const auto wk = torch::randn({Hkv * hd, d}) * 0.3, wv = torch::randn({Hkv * hd, d}) * 0.3, wo = torch::randn({d, H * hd}) * 0.3;
+  auto gates = torch::rand({B, T, H}) * (torch::rand({B, T, H}) < 0.5).to(torch::kFloat);
+  gates[1].select(1, 2).zero_();  // a head nobody in sequence 1 uses
+  gates[2].zero_();               // a sequence using no head at all
+  for (bool causal : {true, false}) {
+    INFO("causal " << causal);
+    const auto q_pre = (torch::matmul(x, wq.t()) + bq).view({B, T, H, hd});
+    auto q = rope.apply(q_pre), k = rope.apply(torch::matmul(x, wk.t()).view({B, T, Hkv, hd}));
+    auto v = torch::matmul(x, wv.t()).view({B, T, Hkv, hd});
+    auto heads = dot_product_attention(q.transpose(1, 2), k.repeat_interleave(2, 2).transpose(1, 2),
+                                       v.repeat_interleave(2, 2).transpose(1, 2), causal)
+                     .transpose(1, 2);
+    const auto reference = torch::matmul((heads * gates.unsqueeze(-1)).reshape({B, T, H * hd}), wo.t());
+    HeadGatheredAttention a;
+    a.x = x;
+    a.k = k;
+    a.v = v;
+    a.wq = wq;
+    a.bq = bq;
+    a.wo = wo;
+    a.gates = gates;
+    a.rotate = [&rope](const torch::Tensor& qh, const torch::Tensor& pos) { return rope.apply_at(qh, pos); };
+    a.causal = causal;
+    CHECK(close(head_gathered_attention(a), reference));
+    a.q = q_pre;  // queries already computed (the query-norm router needs them all)
+    CHECK(close(head_gathered_attention(a), reference));
+  }
+}
+
+TEST_CASE("Sparse MoHD models equal the reference forward (50%, 75%, no fusion, unaligned fusion, no shared)", "[kernels][mohd]") {
+  struct Case {
+    const char* name;
+    MohdOptions attn, ffn;
+  };
+  const std::vector<Case> cases = {{"50%", mohd(8, 4, 3, 8), mohd(8, 4, 3, 8)},
+                                   {"75%", mohd(12, 9, 3, 12), mohd(12, 9, 3, 12)},
+                                   {"no fusion", mohd(8, 4, 3, 0), mohd(8, 4, 3, 0)},
+                                   {"fusion groups 4 over 8 sub-dims", mohd(8, 4, 3, 4), mohd(8, 4, 3, 4)},
+                                   {"fusion groups 16 over 8 sub-dims", mohd(8, 4, 3, 16), mohd(8, 4, 3, 16)},
+                                   {"no shared, 3 routed", mohd(6, 3, 0, 6), mohd(6, 3, 0, 6)}};
+  torch::manual_seed(6);
+  const auto tokens = torch::randint(0, 50, {2, 11}, torch::kLong);
+  for (const auto& c : cases) {
+    INFO(c.name);
+    ModelOptions o = small_options();
+    o.attention = o.ffn = "mohd";
+    o.mohd_attn = c.attn;
+    o.mohd_ffn = c.ffn;
+    if (c.attn.fusion_groups == 16) o.dim = 64;
+    Transformer m(o);
+    m.init_weights(2);
+    m.eval();
+    torch::NoGradGuard ng;
+    const auto ref = logits_with(m, tokens, Kernels::reference);
+    CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
+    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // inference picks sparse
+    CHECK(close(logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::sparse),
+                logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::reference)));  // one token
+  }
+}
+
+TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-norm, code gates, no shared)", "[kernels][moh]") {
+  torch::manual_seed(7);
+  const auto tokens = torch::randint(0, 50, {3, 13}, torch::kLong);
+  for (const std::string variant : {"learned", "query_norm", "code", "no_shared", "all heads"}) {
+    INFO(variant);
+    ModelOptions o = small_options();
+    o.attention = "moh";
+    o.moh.shared = variant == "no_shared" ? 0 : 1;
+    o.moh.active = variant == "all heads" ? 4 : 2;
+    if (variant == "query_norm") o.moh.router = "query_norm";
+    if (variant == "code") o.moh.gate_form = "code";
+    Transformer m(o);
+    m.init_weights(3);
+    m.eval();
+    torch::NoGradGuard ng;
+    const auto ref = logits_with(m, tokens, Kernels::reference);
+    CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
+    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));
+  }
+}
+
+TEST_CASE("Training through the sparse kernels gives the reference gradients (MoHD and MoH)", "[kernels]") {
+  torch::manual_seed(8);
+  const auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
+  for (const std::string kind : {"mohd", "moh"}) {
+    INFO(kind);
+    ModelOptions o = small_options();
+    if (kind == "mohd") {
+      o.attention = o.ffn = "mohd";
+      o.mohd_attn = o.mohd_ffn = mohd(8, 4, 2, 8);
+    } else {
+      o.attention = "moh";
+      o.moh.shared = 1;
+      o.moh.active = 3;
+    }
+    Transformer m(o);
+    m.init_weights(4);
+    m.train();
+    const auto ref = gradients(m, tokens, Kernels::reference);
+    const auto sparse = gradients(m, tokens, Kernels::sparse);
+    REQUIRE(ref.size() == sparse.size());
+    for (const auto& [name, g] : ref) {
+      INFO(name);
+      REQUIRE(sparse.count(name));
+      CHECK(close(sparse.at(name), g, 1e-3, 1e-6));
+    }
+  }
+}
+
+TEST_CASE("Kernel choice: automatic is sparse only for inference without probes", "[kernels]") {
+  ForwardContext ctx;
+  CHECK(!ctx.sparse_kernels());  // autograd on: training takes the reference form
+  {
+    torch::NoGradGuard ng;
+    CHECK(ctx.sparse_kernels());
+    ProbeRecorder rec("blocks.0.attn.q");
+    ctx.probes = &rec;
+    CHECK(!ctx.sparse_kernels());  // taps need the reference form's intermediate tensors
+    ctx.probes = nullptr;
+    ctx.kernels = Kernels::reference;
+    CHECK(!ctx.sparse_kernels());
+  }
+  ctx.kernels = Kernels::sparse;
+  CHECK(ctx.sparse_kernels());
+}
+
+TEST_CASE("Sparse MoH on stories260K's weights and real text equals the reference", "[kernels][moh][import]") {
+  const std::string shared = MOXLAB_SHARED_DATA;
+  const std::string model = shared + "/models/stories260K/stories260K.bin", text = shared + "/corpora/books/tiny_shakespeare_input.txt";
+  if (!std::filesystem::exists(model) || !std::filesystem::exists(text)) {
+    WARN("skipping: ../shared/data not found (stories260K model, tiny Shakespeare)");
+    return;
+  }
+  ImportedModel dense = import_llama2c(model, "llama2c:" + shared + "/models/stories260K/tok512.bin");
+  std::ifstream in(text);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto ids = load_tokenizer("llama2c:" + shared + "/models/stories260K/tok512.bin")->encode(buf.str().substr(0, 4000));
+  ids.resize(4 * 64);
+  const auto tokens = torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end())).view({4, 64});
+  // Continue-tuning's parameter-free MoH (section 4.4): the dense weights as they are, 6 of 8 heads per token.
+  ModelOptions o = dense.config.model;
+  o.attention = "moh";
+  o.moh.router = "query_norm";
+  o.moh.shared = 2;
+  o.moh.active = 6;
+  Transformer moh(o);
+  torch::NoGradGuard ng;
+  for (const auto& p : dense.model->named_parameters()) moh.named_parameters()[p.key()].copy_(p.value());
+  moh.eval();
+  const auto ref = logits_with(moh, tokens, Kernels::reference);
+  CHECK(close(logits_with(moh, tokens, Kernels::sparse), ref, 1e-4, 1e-4));
+  // And MoHD on the same text (random weights: there is no pretrained MoHD model).
+  ModelOptions h = dense.config.model;
+  h.attention = h.ffn = "mohd";
+  h.mohd_attn = h.mohd_ffn = mohd(8, 4, 3, 8);
+  Transformer mohd_model(h);
+  mohd_model.init_weights(5);
+  mohd_model.eval();
+  CHECK(close(logits_with(mohd_model, tokens, Kernels::sparse), logits_with(mohd_model, tokens, Kernels::reference)));
+}
