@@ -77,10 +77,7 @@ struct Subject {
     for (int l = 0; l < o.n_layers; ++l) heads += o.attention == "moh" ? o.moh.active_heads(l) : o.n_heads;
     return 2.0 * (static_cast<double>(count_parameters(*model).active) + head) + 4.0 * context * heads * o.head_dim();
   }
-  double active_fraction() const {
-    const ParamCount c = moe ? moe->param_count() : count_parameters(*model);
-    return static_cast<double>(c.active) / static_cast<double>(c.total);
-  }
+  ParamCount params() const { return moe ? moe->param_count() : count_parameters(*model); }
 };
 
 Subject make_subject(const InferenceCase& c) {
@@ -143,7 +140,8 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     subjects.push_back(make_subject(c));
     InferenceRow r;
     r.name = c.name;
-    r.active_fraction = subjects.back().active_fraction();
+    // Relative to the dense model (the first case): a ToMoE model stores more than it activates.
+    r.active_fraction = static_cast<double>(subjects.back().params().active) / static_cast<double>(subjects.front().params().total);
     r.flops_prefill = subjects.back().flops(o.seq);
     r.flops_decode = subjects.back().flops(1);
     rows.push_back(r);
@@ -162,23 +160,29 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     s.forward(decode, Kernels::automatic);
   }
   struct Samples {
-    std::vector<double> prefill, prefill_ref, decode, decode_ref, attn, attn_ref, ffn, ffn_ref;
+    std::vector<double> prefill, prefill_ref, prefill_sparse, decode, decode_ref, decode_sparse, attn, attn_ref, ffn, ffn_ref;
   };
   std::vector<Samples> samples(subjects.size());
   for (int rep = 0; rep < o.repeats; ++rep) {
     for (std::size_t i = 0; i < subjects.size(); ++i) {
       auto& s = subjects[i];
       auto& m = samples[i];
-      const std::vector<Kernels> forms =
-          s.has_reference ? std::vector<Kernels>{Kernels::automatic, Kernels::reference} : std::vector<Kernels>{Kernels::automatic};
-      for (Kernels k : forms) {
-        const bool ref = k == Kernels::reference;
-        (ref ? m.prefill_ref : m.prefill).push_back(time_ms([&] { s.forward(prefill, k); }, o.min_seconds));
-        (ref ? m.decode_ref : m.decode).push_back(time_ms([&] { s.forward(decode, k); }, o.min_seconds));
-        if (!o.per_layer) continue;
-        (ref ? m.attn_ref : m.attn).push_back(time_ms([&] { s.attention(h, k); }, o.min_seconds));
-        (ref ? m.ffn_ref : m.ffn).push_back(time_ms([&] { s.feed_forward(h, k); }, o.min_seconds));
+      // Whole model: the default (automatic) form, and for MoHD / MoH also the reference and the forced sparse
+      // form. Layers: the sparse kernels against the reference form.
+      m.prefill.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic); }, o.min_seconds));
+      m.decode.push_back(time_ms([&] { s.forward(decode, Kernels::automatic); }, o.min_seconds));
+      if (s.has_reference) {
+        m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Kernels::reference); }, o.min_seconds));
+        m.decode_ref.push_back(time_ms([&] { s.forward(decode, Kernels::reference); }, o.min_seconds));
+        m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Kernels::sparse); }, o.min_seconds));
+        m.decode_sparse.push_back(time_ms([&] { s.forward(decode, Kernels::sparse); }, o.min_seconds));
       }
+      if (!o.per_layer) continue;
+      m.attn.push_back(time_ms([&] { s.attention(h, Kernels::sparse); }, o.min_seconds));
+      m.ffn.push_back(time_ms([&] { s.feed_forward(h, Kernels::sparse); }, o.min_seconds));
+      if (!s.has_reference) continue;
+      m.attn_ref.push_back(time_ms([&] { s.attention(h, Kernels::reference); }, o.min_seconds));
+      m.ffn_ref.push_back(time_ms([&] { s.feed_forward(h, Kernels::reference); }, o.min_seconds));
     }
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -189,6 +193,8 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     r.decode_ms = median(m.decode);
     r.prefill_reference_ms = median(m.prefill_ref);
     r.decode_reference_ms = median(m.decode_ref);
+    r.prefill_sparse_ms = median(m.prefill_sparse);
+    r.decode_sparse_ms = median(m.decode_sparse);
     r.attn_ms = median(m.attn);
     r.ffn_ms = median(m.ffn);
     r.attn_reference_ms = median(m.attn_ref);
@@ -212,21 +218,22 @@ std::string format_inference_bench(const std::vector<InferenceRow>& rows, const 
                 "Model (prefill %d x %d tokens; decode = batch 1, one token; medians of %d repeats; speedups vs %s)\n\n",
                 o.batch, o.seq, o.repeats, dense.name.c_str());
   out += buf;
-  out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference-form ms | sparse vs reference | decode ms | decode speedup | decode ideal |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference form ms | sparse form ms | decode ms | decode speedup | decode ideal | decode reference / sparse ms |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const double speedup = ratio(dense.prefill_ms, r.prefill_ms), ideal = ratio(dense.flops_prefill, r.flops_prefill);
-    std::snprintf(buf, sizeof buf, "| %s | %.1f%% | %.2f | %.0f | %.2fx | %.2fx | %.0f%% | %s | %s | %.3f | %.2fx | %.2fx |\n",
+    std::snprintf(buf, sizeof buf, "| %s | %.1f%% | %.2f | %.0f | %.2fx | %.2fx | %.0f%% | %s | %s | %.3f | %.2fx | %.2fx | %s |\n",
                   r.name.c_str(), 100 * r.active_fraction, r.prefill_ms, 1000.0 * o.batch * o.seq / r.prefill_ms, speedup,
                   ideal, 100 * ratio(speedup, ideal), or_dash(r.prefill_reference_ms, "%.2f").c_str(),
-                  or_dash(ratio(r.prefill_reference_ms, r.prefill_ms), "%.2fx").c_str(),
-                  r.decode_ms, ratio(dense.decode_ms, r.decode_ms), ratio(dense.flops_decode, r.flops_decode));
+                  or_dash(r.prefill_sparse_ms, "%.2f").c_str(),
+                  r.decode_ms, ratio(dense.decode_ms, r.decode_ms), ratio(dense.flops_decode, r.flops_decode),
+                  (or_dash(r.decode_reference_ms, "%.3f") + " / " + or_dash(r.decode_sparse_ms, "%.3f")).c_str());
     out += buf;
   }
   if (dense.attn_ms <= 0) return out;
-  std::snprintf(buf, sizeof buf, "\nLayer 0 alone (input %d x %d x d)\n\n", o.batch, o.seq);
+  std::snprintf(buf, sizeof buf, "\nLayer 0 alone (input %d x %d x d; sparse form, speedup vs dense; reference form beside it)\n\n", o.batch, o.seq);
   out += buf;
-  out += "| variant | attention ms | speedup | reference-form ms | FFN ms | speedup | reference-form ms |\n|---|---|---|---|---|---|---|\n";
+  out += "| variant | attention ms | speedup | reference form ms | FFN ms | speedup | reference form ms |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2fx | %s | %.2f | %.2fx | %s |\n", r.name.c_str(), r.attn_ms,
                   ratio(dense.attn_ms, r.attn_ms), or_dash(r.attn_reference_ms, "%.2f").c_str(), r.ffn_ms,

@@ -5,8 +5,8 @@
 // Variants are timed round-robin within every repeat (drift hits all alike); medians are reported,
 // speedups are dense median / variant median, and the ideal speedup is the ratio of forward FLOPs per
 // token (2 x activated matmul parameters, output head included, + attention scores and mixing over the
-// context, PaLM App. B without the causal discount). MoHD and MoH are also timed in their reference
-// (dense-compute) form, which is what the sparse kernels replace.
+// context, PaLM App. B without the causal discount). The model rows time the default (automatic) form;
+// MoHD and MoH are also timed in their reference (dense-compute) form and their forced sparse form.
 #pragma once
 #include <string>
 #include <vector>
@@ -35,11 +35,12 @@ struct InferenceBenchOptions {
 
 struct InferenceRow {
   std::string name;
-  double active_fraction = 1;  // activated / total non-embedding parameters
+  double active_fraction = 1;  // activated non-embedding parameters / the first (dense) case's
   double flops_prefill = 0, flops_decode = 0;  // forward FLOPs per token
   double prefill_ms = 0, decode_ms = 0;        // medians
   double prefill_reference_ms = 0, decode_reference_ms = 0;  // 0: no separate reference form
-  double attn_ms = 0, ffn_ms = 0;              // layer 0 at the prefill shape
+  double prefill_sparse_ms = 0, decode_sparse_ms = 0;        // forced sparse form (MoHD, MoH)
+  double attn_ms = 0, ffn_ms = 0;              // layer 0 at the prefill shape, sparse form
   double attn_reference_ms = 0, ffn_reference_ms = 0;
   std::vector<double> prefill_samples;
 };

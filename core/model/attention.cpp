@@ -27,13 +27,19 @@ DenseAttention::DenseAttention(const ModelOptions& o)
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale) {
-  const auto T = q.size(2);
-  auto scores = torch::matmul(q, k.transpose(-2, -1));
-  scores = scale == 0 ? scores / std::sqrt(static_cast<double>(q.size(-1))) : scores * scale;
-  if (!causal) return torch::matmul(torch::softmax(scores, -1), v);
-  auto mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
-  scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-  return torch::matmul(torch::softmax(scores, -1), v);
+  const auto B = q.size(0), H = q.size(1), T = q.size(2), Hkv = k.size(1), Tk = k.size(2);
+  TORCH_CHECK(H % Hkv == 0, "attention: query heads must be a multiple of key/value heads");
+  const auto group = H / Hkv;
+  const double s = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale;
+  // The query heads of one key/value head side by side, [B, Hkv, group * T, hq]: K and V are read by
+  // every head of their group instead of being copied per head; the scale goes on q (T x hq, not T x T).
+  auto qg = (q * s).reshape({B, Hkv, group * T, q.size(3)});
+  auto scores = torch::matmul(qg, k.transpose(-2, -1));  // [B, Hkv, group * T, Tk]
+  if (causal) {
+    auto mask = torch::ones({T, Tk}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(Tk - T + 1);
+    scores.view({B, Hkv, group, T, Tk}).masked_fill_(mask, -std::numeric_limits<float>::infinity());  // in place: matmul's backward does not read its output
+  }
+  return torch::matmul(torch::softmax(scores, -1), v).view({B, H, T, v.size(3)});
 }
 
 torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
@@ -58,11 +64,6 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
   if (qk_mask.defined()) {
     q = q * qk_mask;
     k = k * qk_mask;
-  }
-  const int group = n_heads_ / n_kv_heads_;
-  if (group > 1) {
-    k = k.repeat_interleave(group, 2);
-    v = v.repeat_interleave(group, 2);
   }
   auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_);  // [B, H, T, hd]
   return out.transpose(1, 2);                                                             // [B, T, H, hd]

@@ -53,7 +53,8 @@ class DenseAttention : public Attention {
 };
 
 // Scaled dot-product attention, softmax(q k^T * scale) v, with a causal mask (decoders) or over every
-// position (the ViT's patch tokens); q/k: [B, H, T, hq], v: [B, H, T, hd]; scale 0 means 1 / sqrt(hq)
+// position (the ViT's patch tokens); q: [B, H, T, hq], k: [B, Hkv, T, hq], v: [B, Hkv, T, hd] with query
+// head h reading key/value head h / (H / Hkv) (grouped-query attention); scale 0 means 1 / sqrt(hq)
 // (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale = 0);

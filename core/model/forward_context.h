@@ -17,8 +17,9 @@ struct TomoeTrace;  // core/model/tomoe/tomoe_trace.h
 // Which form the method modules compute in. Reference: the dense-compute forms the paper equations are
 // written in (masks and zero gates); sparse: the gathered kernels of kernels/sparse, which skip what a
 // token does not use and equal the reference to rounding. Automatic: sparse for inference (no autograd)
-// without probes, reference otherwise (probe taps and training take the reference form; see
-// docs/performance.md for the measurements behind this default).
+// without probes where the module's sparse form wins (each module states its rule), reference otherwise
+// (probe taps and training take the reference form; docs/performance.md has the measurements behind
+// these defaults).
 enum class Kernels { automatic, reference, sparse };
 
 struct ForwardContext {
@@ -34,9 +35,10 @@ struct ForwardContext {
   TomoeTrace* tomoe = nullptr;
   Kernels kernels = Kernels::automatic;
 
-  bool sparse_kernels() const {
+  // Whether a module computes its sparse form; `wins`: the module's own rule for when that is faster.
+  bool sparse_kernels(bool wins = true) const {
     if (kernels == Kernels::sparse) return true;
-    return kernels == Kernels::automatic && probes == nullptr && !torch::GradMode::is_enabled();
+    return wins && kernels == Kernels::automatic && probes == nullptr && !torch::GradMode::is_enabled();
   }
 
   void tap(const std::string& name, const torch::Tensor& t) {

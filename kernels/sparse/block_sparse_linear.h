@@ -3,9 +3,16 @@
 // `shared` for every token. An input-side matrix (W_Q, W_K, W_V, W_gate, W_up: [out, d]) then reads only
 // the token's active input blocks, and an output-side matrix (W_O, W_down: [d, in]) produces only its
 // active output blocks, so a layer using active/N of the blocks does active/N of the dense FLOPs.
-// Shared blocks are one matmul over every token; each specialised block is one matmul over the tokens
-// that picked it (a grouped matmul), accumulated with index_add / index_copy. Differentiable (autograd
-// sees only standard ops), so the same code serves inference and the training forward.
+// Shared blocks are one matmul over every token. The routed blocks are a grouped matmul, in one of two
+// layouts chosen by BlockSelection::from_mask:
+//   grouped:   tokens sorted by their set of routed blocks, so each set is a contiguous run of rows and
+//              each of its blocks is one matmul accumulated in place (addmm) into that run; used when the
+//              sets are few (MoHD's usual 3 shared + top-1 has N - shared sets);
+//   per block: for each routed block the tokens using it, gathered, multiplied and scattered back
+//              (index_add / index_copy); used when sets are many (e.g. 6 routed of 9).
+// Rows of the maps' inputs and outputs are in the selection's row order: to_rows() puts a [M, ...]
+// tensor in it, from_rows() takes it back (both identity in the per-block layout), so a chain of maps
+// permutes once. Differentiable (autograd sees only standard ops).
 #pragma once
 #include <vector>
 
@@ -13,23 +20,33 @@
 
 namespace moxlab {
 
-// Which tokens use which blocks, computed once per routing and shared by every matrix of the layer.
 struct BlockSelection {
   int blocks = 0;  // N
   int shared = 0;  // blocks 0..shared-1 are used by every token
   std::int64_t tokens = 0;  // M
-  std::vector<torch::Tensor> users;  // per block i >= shared: int64 indices of the tokens using it
 
-  // active: [M, N] bool, with the first `shared` columns true for every token (checked).
-  static BlockSelection from_mask(const torch::Tensor& active, int shared);
+  struct Group {
+    std::int64_t start = 0, count = 0;  // a run of rows in the sorted order
+    std::vector<int> blocks;            // its routed blocks
+  };
+  bool grouped = false;
+  torch::Tensor order, inverse;      // grouped: row r holds token order[r]; token m sits at row inverse[m]
+  std::vector<Group> groups;         // grouped
+  std::vector<torch::Tensor> users;  // per block: per block i >= shared, int64 indices of the tokens using it
+
+  // active: [M, N] bool, with the first `shared` columns true for every token (checked). layout: "auto"
+  // picks grouped when the runs need at most twice as many matmuls as the per-block form.
+  static BlockSelection from_mask(const torch::Tensor& active, int shared, const std::string& layout = "auto");
+  torch::Tensor to_rows(const torch::Tensor& per_token) const;
+  torch::Tensor from_rows(const torch::Tensor& rows) const;
 };
 
-// x [M, d] -> x_s W^T (+ bias) [M, out], x_s = x with the token's inactive blocks zeroed.
+// x [M, d] (rows) -> x_s W^T (+ bias) [M, out] (rows), x_s = x with the token's inactive blocks zeroed.
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
                                         const torch::Tensor& bias = {});
 
-// h [M, k] -> [M, d]: output block i of token m is scale[m, i] * (h_m W[block i]^T) when the token uses block
-// i, 0 otherwise. scale: [M, N] (MoHD: the gates times the activation scaling alpha).
+// h [M, k] (rows) -> [M, d] (rows): output block i of token m is scale[m, i] * (h_m W[block i]^T) when the token
+// uses block i, 0 otherwise. scale: [M, N] in row order (MoHD: the gates times the activation scaling alpha).
 torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
                                          const torch::Tensor& scale);
 

@@ -92,18 +92,28 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
   active.narrow(1, 0, shared).fill_(true);
   active[5].fill_(true);                    // a token using every block
   active[6].narrow(0, shared, N - shared).fill_(false);  // and one using only the shared blocks
-  const auto s = BlockSelection::from_mask(active, shared);
   const auto mask = active.to(torch::kFloat).repeat_interleave(b, 1);
   const auto x = torch::randn({M, d}), w_in = torch::randn({20, d}), bias = torch::randn({20});
-  CHECK(close(block_sparse_input_linear(x, w_in, s, bias), torch::matmul(x * mask, w_in.t()) + bias));
   const auto h = torch::randn({M, 20}), w_out = torch::randn({d, 20}), scale = torch::rand({M, N});
   const auto reference = torch::matmul(h, w_out.t()) * (scale * active.to(torch::kFloat)).repeat_interleave(b, 1);
-  CHECK(close(block_sparse_output_linear(h, w_out, s, scale), reference));
-  // No shared blocks at all.
-  auto free = torch::rand({M, N}) < 0.5;
-  const auto s0 = BlockSelection::from_mask(free, 0);
-  const auto mask0 = free.to(torch::kFloat).repeat_interleave(b, 1);
-  CHECK(close(block_sparse_input_linear(x, w_in, s0), torch::matmul(x * mask0, w_in.t())));
+  for (const std::string layout : {"grouped", "per_block"}) {
+    INFO(layout);
+    const auto s = BlockSelection::from_mask(active, shared, layout);
+    CHECK(s.grouped == (layout == "grouped"));
+    CHECK(close(s.from_rows(block_sparse_input_linear(s.to_rows(x), w_in, s, bias)), torch::matmul(x * mask, w_in.t()) + bias));
+    CHECK(close(s.from_rows(block_sparse_output_linear(s.to_rows(h), w_out, s, s.to_rows(scale))), reference));
+    // No shared blocks at all.
+    auto free = torch::rand({M, N}) < 0.5;
+    const auto s0 = BlockSelection::from_mask(free, 0, layout);
+    const auto mask0 = free.to(torch::kFloat).repeat_interleave(b, 1);
+    CHECK(close(s0.from_rows(block_sparse_input_linear(s0.to_rows(x), w_in, s0)), torch::matmul(x * mask0, w_in.t())));
+  }
+  // Automatic layout: one routed block per token (few sets) is grouped, many sets are not.
+  auto one = torch::zeros({M, N}, torch::kBool);
+  one.narrow(1, 0, shared).fill_(true);
+  one.scatter_(1, torch::randint(shared, N, {M, 1}, torch::kLong), true);
+  CHECK(BlockSelection::from_mask(one, shared).grouped);
+  CHECK(!BlockSelection::from_mask(active, shared).grouped);
 }
 
 TEST_CASE("Monarch's first factor folds into the matrix before it (B1 w)", "[kernels][mohd]") {

@@ -10,7 +10,8 @@ MohAttention::MohAttention(const ModelOptions& o, int layer)
 }
 
 torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-  const bool sparse = ctx.sparse_kernels();
+  // Measured (docs/performance.md): gathering heads pays off once at most half of them are active.
+  const bool sparse = ctx.sparse_kernels(2 * active_ <= n_heads_);
   torch::Tensor q, heads;
   if (!sparse) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
   else if (o_.router == "query_norm") q = wq(x).view({x.size(0), x.size(1), n_heads_, head_dim_});  // the router reads every query

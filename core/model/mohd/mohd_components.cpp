@@ -17,18 +17,19 @@ MohdAttention::MohdAttention(const ModelOptions& o) {
 
 torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
   const auto r = mixer->route(x, ctx, balance_name(taps.attn_router_probs), taps.attn_router_probs, taps.attn_router_topk);
-  if (!ctx.sparse_kernels())
-    return mixer->combine(inner->forward(mixer->mask_input(x, r), rope, ctx, taps), r);  // Eq. 14
+  const auto sparse = mixer->sparse_if_wins(r, ctx);
+  if (!sparse) return mixer->combine(inner->forward(mixer->mask_input(x, r), rope, ctx, taps), r);  // Eq. 14
   // Sparse: Q, K, V read only the active input blocks, W_O writes only the active output blocks.
   const auto B = x.size(0), T = x.size(1);
-  const auto s = mixer->sparse(r);
-  const auto x2 = x.reshape({B * T, x.size(2)});
+  const auto& s = *sparse;
+  const auto& rows = s.selection;
+  const auto x2 = rows.to_rows(x.reshape({B * T, x.size(2)}));
   const auto& a = *inner;
-  auto q = mixer->sparse_input(x2, a.wq->weight, s, a.wq->bias).view({B, T, a.n_heads(), a.head_dim()});
-  auto k = mixer->sparse_input(x2, a.wk->weight, s, a.wk->bias).view({B, T, a.n_kv_heads(), a.head_dim()});
-  auto v = mixer->sparse_input(x2, a.wv->weight, s, a.wv->bias).view({B, T, a.n_kv_heads(), a.head_dim()});
-  const auto heads = a.attend(q, k, v, rope).reshape({B * T, -1});
-  return mixer->sparse_output(heads, a.wo->weight, s).view(x.sizes());
+  auto project = [&](const torch::nn::Linear& w, int heads) {  // back in token order: attention needs positions
+    return rows.from_rows(mixer->sparse_input(x2, w->weight, s, w->bias)).view({B, T, heads, a.head_dim()});
+  };
+  const auto heads = a.attend(project(a.wq, a.n_heads()), project(a.wk, a.n_kv_heads()), project(a.wv, a.n_kv_heads()), rope);
+  return rows.from_rows(mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s)).view(x.sizes());
 }
 
 ParamCount MohdAttention::param_count() const { return mixer->wrap(inner->param_count()); }
@@ -40,12 +41,13 @@ MohdFeedForward::MohdFeedForward(const ModelOptions& o) {
 
 torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
   const auto r = mixer->route(x, ctx, balance_name(taps.ffn_router_probs), taps.ffn_router_probs, taps.ffn_router_topk);
-  if (!ctx.sparse_kernels()) return mixer->combine(inner->forward(mixer->mask_input(x, r), ctx, taps), r);  // Eq. 16
+  const auto sparse = mixer->sparse_if_wins(r, ctx);
+  if (!sparse) return mixer->combine(inner->forward(mixer->mask_input(x, r), ctx, taps), r);  // Eq. 16
   // Sparse: W_gate and W_up read only the active input blocks, W_down writes only the active output blocks.
-  const auto s = mixer->sparse(r);
-  const auto x2 = x.reshape({-1, x.size(-1)});
+  const auto& s = *sparse;
+  const auto x2 = s.selection.to_rows(x.reshape({-1, x.size(-1)}));
   const auto act = torch::silu(mixer->sparse_input(x2, inner->w1->weight, s)) * mixer->sparse_input(x2, inner->w3->weight, s);
-  return mixer->sparse_output(act, inner->w2->weight, s).view(x.sizes());
+  return s.selection.from_rows(mixer->sparse_output(act, inner->w2->weight, s)).view(x.sizes());
 }
 
 ParamCount MohdFeedForward::param_count() const { return mixer->wrap(inner->param_count()); }

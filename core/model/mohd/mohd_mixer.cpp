@@ -37,7 +37,14 @@ static torch::Tensor block_weights(const SubDimRouting& r, const MohdOptions& o)
 MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
   Sparse s;
   s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared);
-  s.scale = block_weights(r, o_).reshape({-1, o_.sub_dims});
+  s.scale = s.selection.to_rows(block_weights(r, o_).reshape({-1, o_.sub_dims}));
+  return s;
+}
+
+std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimRouting& r, const ForwardContext& ctx) const {
+  if (!ctx.sparse_kernels()) return std::nullopt;
+  Sparse s = sparse(r);
+  if (ctx.kernels != Kernels::sparse && !s.selection.grouped) return std::nullopt;
   return s;
 }
 

@@ -12,6 +12,7 @@
 // tests hold it equal to the reference. Eq. 14-16 also write the gates inside
 // the up-projections; we apply them once, on the concatenated output, as the general Eq. 8/10 do.
 #pragma once
+#include <optional>
 #include <string>
 
 #include <torch/torch.h>
@@ -40,10 +41,14 @@ class MohdMixerImpl : public torch::nn::Module {
   // The sparse form: which tokens use which blocks, and each active output block's weight g_i alpha.
   struct Sparse {
     BlockSelection selection;
-    torch::Tensor scale;  // [M, N]
+    torch::Tensor scale;  // [M, N], in the selection's row order
   };
   Sparse sparse(const SubDimRouting& routing) const;
-  // x [M, d] through an input-side matrix w [out, d] (+ bias), reading only the active blocks.
+  // The sparse form when ctx asks for it; in automatic mode only with the grouped layout (few sets of routed
+  // blocks), which is where it measured faster than the reference form (docs/performance.md).
+  std::optional<Sparse> sparse_if_wins(const SubDimRouting& routing, const ForwardContext& ctx) const;
+  // x [M, d] through an input-side matrix w [out, d] (+ bias), reading only the active blocks. Rows of x,
+  // h and the results are in the selection's row order (Sparse::selection.to_rows / from_rows).
   torch::Tensor sparse_input(const torch::Tensor& x, const torch::Tensor& w, const Sparse& s, const torch::Tensor& bias = {}) const;
   // h [M, k] through the output-side matrix w [d, k], then scaling and fusion: equals combine() of the
   // dense component's output, computing only the active output blocks (B1 folded into w when aligned).

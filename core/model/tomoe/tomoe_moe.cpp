@@ -114,10 +114,6 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h) const {
     k = qk_rope_[l].apply(k);
   }
   auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
-  if (H > Hkv) {
-    k = k.repeat_interleave(H / Hkv, 2);
-    v = v.repeat_interleave(H / Hkv, 2);
-  }
   auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
                                      1.0 / std::sqrt(static_cast<double>(hd)))
                    .transpose(1, 2);  // [B, T, H, hd]
