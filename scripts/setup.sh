@@ -23,8 +23,9 @@ APT_PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev libgl-dev xvfb xauth
   # package-shipped corpora and datasets
   bible-kjv bible-kjv-text libpython3.11-stdlib python3.11-doc dataset-fashion-mnist wordnet-base
-  # node for the npm-shipped corpora; h5py for the HDF5 readability test
-  nodejs python3-h5py
+  # node for the npm-shipped corpora; h5py for the HDF5 readability test; Python PyTorch/NumPy for the
+  # independent HF-convention forward test and the training benchmark's baseline (/usr/bin/python3)
+  nodejs python3-h5py python3-torch python3-numpy
 )
 
 export DEBIAN_FRONTEND=noninteractive

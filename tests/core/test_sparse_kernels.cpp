@@ -188,7 +188,7 @@ TEST_CASE("Sparse MoHD models equal the reference forward (50%, 75%, no fusion, 
     torch::NoGradGuard ng;
     const auto ref = logits_with(m, tokens, Kernels::reference);
     CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
-    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // inference picks sparse
+    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // inference: sparse where grouped
     CHECK(close(logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::sparse),
                 logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::reference)));  // one token
   }
@@ -243,8 +243,15 @@ TEST_CASE("Training through the sparse kernels gives the reference gradients (Mo
   }
 }
 
-TEST_CASE("Kernel choice: automatic is sparse only for inference without probes", "[kernels]") {
+TEST_CASE("Kernel choice: automatic is sparse only for inference without probes, where the module's rule says it wins", "[kernels]") {
   ForwardContext ctx;
+  {
+    torch::NoGradGuard ng;
+    CHECK(!ctx.sparse_kernels(false));  // the module's rule: its sparse form does not win here
+    ctx.kernels = Kernels::sparse;
+    CHECK(ctx.sparse_kernels(false));   // forced
+    ctx.kernels = Kernels::automatic;
+  }
   CHECK(!ctx.sparse_kernels());  // autograd on: training takes the reference form
   {
     torch::NoGradGuard ng;

@@ -4,8 +4,9 @@
 // checkpoint loads as is, which is how section 4.4 continue-tunes a dense model (with the
 // parameter-free query_norm router there are no new parameters at all).
 //
-// Reference form: every head is computed and unselected ones are multiplied by 0 (the gathered kernel
-// is the kernels issue). The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
+// Reference form: every head is computed and unselected ones are multiplied by 0. The sparse form
+// (kernels/sparse/head_gathered_attention.h, when ctx asks for Kernels::sparse) computes each head only
+// for its tokens. The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
 // (Eq. 8, averaged over layers as in the official code). Taps: blocks.<l>.attn.router.probs = the
 // gates g [B, T, h], blocks.<l>.attn.router.topk = the selected heads (0/1) [B, T, h].
 // With the query_norm router the balance loss's P is the softmax of the normalised query norms, so
