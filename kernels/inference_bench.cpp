@@ -115,19 +115,31 @@ ModelOptions with_moh(ModelOptions o, int active) {
 
 }  // namespace
 
-std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base) {
-  require(base.n_heads % 4 == 0, "bench infer: model.n_heads must be divisible by 4 (MoH 75% and 50% of heads)");
-  require(base.dim % 24 == 0, "bench infer: model.dim must be divisible by 24 (MoHD 8 and 12 sub-dimensions)");
+const std::vector<std::string>& standard_variant_names() {
+  static const std::vector<std::string> names = {"dense", "mohd_50", "mohd_75", "moh_75", "moh_50", "tomoe_50", "tomoe_40"};
+  return names;
+}
+
+std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base, const std::vector<std::string>& names) {
   ModelOptions dense = base;
   dense.attention = dense.ffn = "dense";
   std::vector<InferenceCase> cases;
-  cases.push_back({"dense", dense});
-  cases.push_back({"mohd_50", with_mohd(dense, 8, 4, 3)});
-  cases.push_back({"mohd_75", with_mohd(dense, 12, 9, 3)});
-  cases.push_back({"moh_75", with_moh(dense, base.n_heads * 3 / 4)});
-  cases.push_back({"moh_50", with_moh(dense, base.n_heads / 2)});
-  cases.push_back({"tomoe_50", dense, 0.5});
-  cases.push_back({"tomoe_40", dense, 0.4});
+  for (const auto& name : names) {
+    if (name == "dense") {
+      cases.push_back({name, dense});
+    } else if (name == "mohd_50" || name == "mohd_75") {
+      const int n = name == "mohd_50" ? 8 : 12;
+      require(base.dim % n == 0, "bench infer: " + name + " needs model.dim divisible by " + std::to_string(n));
+      cases.push_back({name, name == "mohd_50" ? with_mohd(dense, 8, 4, 3) : with_mohd(dense, 12, 9, 3)});
+    } else if (name == "moh_75" || name == "moh_50") {
+      require(base.n_heads % 4 == 0, "bench infer: " + name + " needs model.n_heads divisible by 4");
+      cases.push_back({name, with_moh(dense, name == "moh_75" ? base.n_heads * 3 / 4 : base.n_heads / 2)});
+    } else if (name == "tomoe_50" || name == "tomoe_40") {
+      cases.push_back({name, dense, name == "tomoe_50" ? 0.5 : 0.4});
+    } else {
+      throw Error("bench infer: unknown variant '" + name + "'");
+    }
+  }
   return cases;
 }
 

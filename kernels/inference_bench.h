@@ -23,8 +23,11 @@ struct InferenceCase {
 };
 
 // dense, mohd_50 (4 of 8 sub-dims, 3 shared), mohd_75 (9 of 12, 3 shared), moh_75 / moh_50 (3/4 and 1/2 of
-// the heads, a quarter shared), tomoe_50, tomoe_40. Needs n_heads divisible by 4 and dim by 24.
-std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base);
+// the heads, a quarter shared), tomoe_50, tomoe_40, in this order.
+const std::vector<std::string>& standard_variant_names();
+// The named variants of base; MoHD needs dim divisible by its sub-dimension count, MoH n_heads by 4 (a
+// one-line error names the variant otherwise, as it does an unknown name).
+std::vector<InferenceCase> standard_inference_cases(const ModelOptions& base, const std::vector<std::string>& names);
 
 struct InferenceBenchOptions {
   int batch = 4, seq = 256;  // prefill shape

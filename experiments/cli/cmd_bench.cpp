@@ -154,7 +154,7 @@ void register_bench(CLI::App& app) {
   infer->add_option("--batch", i->bench.batch, "prefill batch size")->check(CLI::PositiveNumber)->capture_default_str();
   infer->add_option("--seq", i->bench.seq, "prefill sequence length")->check(CLI::PositiveNumber)->capture_default_str();
   infer->add_option("--repeats", i->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
-  infer->add_option("--variants", i->variants, "subset of dense,mohd_50,mohd_75,moh_75,moh_50,tomoe_50,tomoe_40 (dense always first)")
+  infer->add_option("--variants", i->variants, "subset of mohd_50,mohd_75,moh_75,moh_50,tomoe_50,tomoe_40 (dense always runs, first)")
       ->delimiter(',');
   infer->add_option("--tomoe-moe", i->tomoe_files, "also time a real ToMoE export (moxlab export --format tomoe-moe)")
       ->check(CLI::ExistingFile);
@@ -164,15 +164,15 @@ void register_bench(CLI::App& app) {
     Config cfg = load_config(i->config, i->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = i->vocab;
     const int threads = set_torch_threads(cfg.train.threads);
-    std::vector<InferenceCase> cases;
-    for (auto& c : standard_inference_cases(cfg.model)) {
-      const bool wanted = i->variants.empty() || c.name == "dense" ||
-                          std::find(i->variants.begin(), i->variants.end(), c.name) != i->variants.end();
-      if (wanted) cases.push_back(c);
-    }
+    // Dense first (the baseline), then the requested variants in the standard order; all by default.
+    std::vector<std::string> names = {"dense"};
     for (const auto& v : i->variants)
-      if (std::none_of(cases.begin(), cases.end(), [&](const InferenceCase& c) { return c.name == v; }))
+      if (std::find(standard_variant_names().begin(), standard_variant_names().end(), v) == standard_variant_names().end())
         throw Error("bench infer: unknown variant '" + v + "'");
+    for (const auto& n : standard_variant_names())
+      if (n != "dense" && (i->variants.empty() || std::find(i->variants.begin(), i->variants.end(), n) != i->variants.end()))
+        names.push_back(n);
+    std::vector<InferenceCase> cases = standard_inference_cases(cfg.model, names);
     for (const auto& f : i->tomoe_files) {
       InferenceCase c;
       c.name = "tomoe:" + std::filesystem::path(f).filename().string();

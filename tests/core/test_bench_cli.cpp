@@ -30,7 +30,7 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   CHECK(unknown.err.find("unknown variant 'mohd_60'") != std::string::npos);
   auto heads = run_cli(seq32 + " --set model.n_heads=6 --set model.n_kv_heads=3", dir);
   CHECK(heads.exit_code != 0);
-  CHECK(heads.err.find("n_heads must be divisible by 4") != std::string::npos);
+  CHECK(heads.err.find("moh_75 needs model.n_heads divisible by 4") != std::string::npos);
   auto seq = run_cli(base + " --seq 128", dir);
   CHECK(seq.exit_code != 0);
   CHECK(seq.err.find("longer than model.max_seq_len") != std::string::npos);
