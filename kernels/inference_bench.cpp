@@ -1,7 +1,5 @@
 #include "kernels/inference_bench.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -9,30 +7,14 @@
 
 #include "core/common/error.h"
 #include "core/model/transformer.h"
+#include "kernels/timing.h"
 #include "kernels/tomoe_bench_model.h"
 
 namespace moxlab {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Milliseconds per call of f, calling it until min_seconds have passed.
-double time_ms(const std::function<void()>& f, double min_seconds) {
-  int calls = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  do {
-    f();
-    ++calls;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } while (elapsed < min_seconds);
-  return 1000.0 * elapsed / calls;
-}
+double time_ms(const std::function<void()>& f, double min_seconds) { return 1000.0 * seconds_per_call(f, min_seconds); }
 
 // One benchmarked model: a Transformer variant, or a converted ToMoE model.
 struct Subject {

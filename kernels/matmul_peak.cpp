@@ -1,10 +1,11 @@
 #include "kernels/matmul_peak.h"
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "kernels/timing.h"
 
 namespace moxlab {
 
@@ -15,21 +16,11 @@ MatmulPeak measure_matmul_peak(int size, int repeats, double min_seconds_per_rep
   auto c = torch::mm(a, b);  // warm-up: BLAS thread pool and caches
   const double flop = 2.0 * size * size * static_cast<double>(size);
   std::vector<double> rates;
-  for (int r = 0; r < repeats; ++r) {
-    int iters = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      torch::mm_out(c, a, b);
-      ++iters;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (elapsed < min_seconds_per_repeat);
-    rates.push_back(flop * iters / elapsed / 1e9);
-  }
-  std::sort(rates.begin(), rates.end());
+  for (int r = 0; r < repeats; ++r)
+    rates.push_back(flop / seconds_per_call([&] { torch::mm_out(c, a, b); }, min_seconds_per_repeat) / 1e9);
   MatmulPeak p;
-  p.gflops = rates.back();
-  p.median_gflops = rates[rates.size() / 2];
+  p.gflops = *std::max_element(rates.begin(), rates.end());
+  p.median_gflops = median(rates);
   p.size = size;
   p.repeats = repeats;
   return p;

@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <sys/resource.h>
 #include <unistd.h>
-#include <memory>
 
 #include "core/common/error.h"
 #include "core/config/config.h"
@@ -21,6 +21,7 @@
 #include "experiments/cli/commands.h"
 #include "kernels/inference_bench.h"
 #include "kernels/matmul_peak.h"
+#include "kernels/timing.h"
 #include "kernels/train_flops.h"
 
 namespace moxlab::cli {
@@ -77,10 +78,6 @@ struct InferArgs {
   InferenceBenchOptions bench;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 }  // namespace
 
 void register_bench(CLI::App& app) {
