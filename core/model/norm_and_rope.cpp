@@ -31,21 +31,25 @@ Rope Rope::select_pairs(const torch::Tensor& pairs) const {
   return r;
 }
 
+namespace {
+// Rotates the pairs of xp [..., head_dim/2, 2] by angles whose cos / sin broadcast against [..., head_dim/2].
+torch::Tensor rotate_pairs(const torch::Tensor& xp, const torch::Tensor& c, const torch::Tensor& s) {
+  auto x0 = xp.select(-1, 0), x1 = xp.select(-1, 1);
+  return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+}
+}  // namespace
+
 torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
   const auto T = x.size(1);
   TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");
   auto c = cos_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
   auto s = sin_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
-  auto xp = x.view({x.size(0), T, x.size(2), -1, 2});
-  auto x0 = xp.select(-1, 0), x1 = xp.select(-1, 1);
-  return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+  return rotate_pairs(x.view({x.size(0), T, x.size(2), -1, 2}), c, s);
 }
 
 torch::Tensor Rope::apply_at(const torch::Tensor& x, const torch::Tensor& positions) const {
-  auto c = cos_.index_select(0, positions), s = sin_.index_select(0, positions);  // [n, head_dim/2]
-  auto xp = x.view({x.size(0), -1, 2});
-  auto x0 = xp.select(-1, 0), x1 = xp.select(-1, 1);
-  return torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+  // [n, head_dim/2] angles of each row's own position
+  return rotate_pairs(x.view({x.size(0), -1, 2}), cos_.index_select(0, positions), sin_.index_select(0, positions));
 }
 
 }  // namespace moxlab

@@ -32,7 +32,7 @@ struct BlockSelection {
   bool grouped = false;
   torch::Tensor order, inverse;      // grouped: row r holds token order[r]; token m sits at row inverse[m]
   std::vector<Group> groups;         // grouped
-  std::vector<torch::Tensor> users;  // per block: per block i >= shared, int64 indices of the tokens using it
+  std::vector<torch::Tensor> users;  // per-block layout: for each block i >= shared, the tokens using it (int64)
 
   // active: [M, N] bool, with the first `shared` columns true for every token (checked). layout: "auto"
   // picks grouped when the runs need at most twice as many matmuls as the per-block form.

@@ -194,6 +194,21 @@ TEST_CASE("Sparse MoHD models equal the reference forward (50%, 75%, no fusion, 
   }
 }
 
+TEST_CASE("The cached Monarch fold follows in-place weight updates", "[kernels][mohd]") {
+  ModelOptions o = small_options();
+  o.attention = o.ffn = "mohd";
+  o.mohd_attn = o.mohd_ffn = mohd(8, 4, 3, 8);
+  Transformer m(o);
+  m.init_weights(9);
+  m.eval();
+  torch::NoGradGuard ng;
+  const auto tokens = torch::randint(0, 50, {2, 9}, torch::kLong);
+  logits_with(m, tokens, Kernels::sparse);  // caches B1 W_O and B1 W_down
+  for (const auto& p : m.named_parameters())
+    if (p.key().find("w2") != std::string::npos || p.key().find("monarch.b1") != std::string::npos) p.value().mul_(1.5);
+  CHECK(close(logits_with(m, tokens, Kernels::sparse), logits_with(m, tokens, Kernels::reference)));
+}
+
 TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-norm, code gates, no shared)", "[kernels][moh]") {
   torch::manual_seed(7);
   const auto tokens = torch::randint(0, 50, {3, 13}, torch::kLong);

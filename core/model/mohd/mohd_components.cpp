@@ -26,7 +26,7 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   const auto x2 = rows.to_rows(x.reshape({B * T, x.size(2)}));
   const auto& a = *inner;
   auto project = [&](const torch::nn::Linear& w, int heads) {  // back in token order: attention needs positions
-    return rows.from_rows(mixer->sparse_input(x2, w->weight, s, w->bias)).view({B, T, heads, a.head_dim()});
+    return rows.from_rows(block_sparse_input_linear(x2, w->weight, rows, w->bias)).view({B, T, heads, a.head_dim()});
   };
   const auto heads = a.attend(project(a.wq, a.n_heads()), project(a.wk, a.n_kv_heads()), project(a.wv, a.n_kv_heads()), rope);
   return rows.from_rows(mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s)).view(x.sizes());
@@ -46,7 +46,8 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
   // Sparse: W_gate and W_up read only the active input blocks, W_down writes only the active output blocks.
   const auto& s = *sparse;
   const auto x2 = s.selection.to_rows(x.reshape({-1, x.size(-1)}));
-  const auto act = torch::silu(mixer->sparse_input(x2, inner->w1->weight, s)) * mixer->sparse_input(x2, inner->w3->weight, s);
+  const auto act = torch::silu(block_sparse_input_linear(x2, inner->w1->weight, s.selection)) *
+                   block_sparse_input_linear(x2, inner->w3->weight, s.selection);
   return s.selection.from_rows(mixer->sparse_output(act, inner->w2->weight, s)).view(x.sizes());
 }
 

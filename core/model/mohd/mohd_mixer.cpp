@@ -1,5 +1,7 @@
 #include "core/model/mohd/mohd_mixer.h"
 
+#include <algorithm>
+
 #include "core/common/error.h"
 #include "core/model/mohd/balance_loss.h"
 
@@ -48,21 +50,13 @@ std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimR
   return s;
 }
 
-torch::Tensor MohdMixerImpl::sparse_input(const torch::Tensor& x, const torch::Tensor& w, const Sparse& s,
-                                          const torch::Tensor& bias) const {
-  return block_sparse_input_linear(x, w, s.selection, bias);
-}
-
 torch::Tensor MohdMixerImpl::folded(const torch::Tensor& w) {
   if (torch::GradMode::is_enabled()) return monarch->fold_first_factor(w);  // training: the graph needs it
-  for (auto& c : fold_cache_)
-    if (c.w.is_same(w)) {
-      if (c.w_version != w._version() || c.b1_version != monarch->b1._version())
-        c = {w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)};
-      return c.value;
-    }
-  fold_cache_.push_back({w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)});
-  return fold_cache_.back().value;
+  auto c = std::find_if(fold_cache_.begin(), fold_cache_.end(), [&](const FoldCache& f) { return f.w.is_same(w); });
+  if (c == fold_cache_.end()) c = fold_cache_.insert(c, FoldCache{w, -1, -1, {}});  // stale: computed below
+  if (c->w_version != w._version() || c->b1_version != monarch->b1._version())
+    *c = {w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)};
+  return c->value;
 }
 
 torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s) {

@@ -47,11 +47,10 @@ class MohdMixerImpl : public torch::nn::Module {
   // The sparse form when ctx asks for it; in automatic mode only with the grouped layout (few sets of routed
   // blocks), which is where it measured faster than the reference form (docs/performance.md).
   std::optional<Sparse> sparse_if_wins(const SubDimRouting& routing, const ForwardContext& ctx) const;
-  // x [M, d] through an input-side matrix w [out, d] (+ bias), reading only the active blocks. Rows of x,
-  // h and the results are in the selection's row order (Sparse::selection.to_rows / from_rows).
-  torch::Tensor sparse_input(const torch::Tensor& x, const torch::Tensor& w, const Sparse& s, const torch::Tensor& bias = {}) const;
   // h [M, k] through the output-side matrix w [d, k], then scaling and fusion: equals combine() of the
   // dense component's output, computing only the active output blocks (B1 folded into w when aligned).
+  // Input-side matrices take block_sparse_input_linear(x, w, selection). Rows of h, x and the results
+  // are in the selection's row order (Sparse::selection.to_rows / from_rows).
   torch::Tensor sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s);
 
   // Parameters of a component wrapped by this mixer: matrices active in active/N, router and fusion always.
