@@ -8,21 +8,11 @@
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/param_count.h"
 #include "core/model/transformer.h"
+#include "tests/core/mohd_support.h"
 
 using namespace moxlab;
 
-namespace {
-MohdOptions mohd(int n, int active, int shared, int groups, bool scaling = true, double beta = 0.01) {
-  MohdOptions o;
-  o.sub_dims = n;
-  o.active = active;
-  o.shared = shared;
-  o.fusion_groups = groups;
-  o.scaling = scaling;
-  o.balance_beta = beta;
-  return o;
-}
-}  // namespace
+using moxlab::testing::mohd;
 
 TEST_CASE("MoHD router: softmax over centroids, shared always on, top-k of the rest (Eq. 11-12)", "[mohd]") {
   SubDimRouter router(2, mohd(4, 2, 1, 0));

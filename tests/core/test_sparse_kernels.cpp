@@ -15,8 +15,10 @@
 #include "core/model/transformer.h"
 #include "kernels/sparse/block_sparse_linear.h"
 #include "kernels/sparse/head_gathered_attention.h"
+#include "tests/core/mohd_support.h"
 
 using namespace moxlab;
+using moxlab::testing::mohd;
 
 namespace {
 
@@ -36,19 +38,23 @@ ModelOptions small_options() {
   return o;
 }
 
-MohdOptions mohd(int n, int active, int shared, int groups) {
-  MohdOptions m;
-  m.sub_dims = n;
-  m.active = active;
-  m.shared = shared;
-  m.fusion_groups = groups;
-  return m;
-}
-
 torch::Tensor logits_with(Transformer& m, const torch::Tensor& tokens, Kernels k) {
   ForwardContext ctx;
   ctx.kernels = k;
   return m.forward(tokens, ctx);
+}
+
+// Inference of o (weights from seed): the sparse and the automatic forms give the reference logits.
+void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torch::Tensor& tokens) {
+  Transformer m(o);
+  m.init_weights(seed);
+  m.eval();
+  torch::NoGradGuard ng;
+  const auto ref = logits_with(m, tokens, Kernels::reference);
+  CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
+  CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // MoHD: sparse where grouped; MoH: reference
+  const auto one = tokens.narrow(0, 0, 1).narrow(1, 0, 1);      // a single token
+  CHECK(close(logits_with(m, one, Kernels::sparse), logits_with(m, one, Kernels::reference)));
 }
 
 // Parameter gradients of one LM-loss backward pass computed with kernel form k.
@@ -182,15 +188,7 @@ TEST_CASE("Sparse MoHD models equal the reference forward (50%, 75%, no fusion, 
     o.mohd_attn = c.attn;
     o.mohd_ffn = c.ffn;
     if (c.attn.fusion_groups == 16) o.dim = 64;
-    Transformer m(o);
-    m.init_weights(2);
-    m.eval();
-    torch::NoGradGuard ng;
-    const auto ref = logits_with(m, tokens, Kernels::reference);
-    CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
-    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // inference: sparse where grouped
-    CHECK(close(logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::sparse),
-                logits_with(m, tokens.narrow(0, 0, 1).narrow(1, 0, 1), Kernels::reference)));  // one token
+    check_inference_forms(o, 2, tokens);
   }
 }
 
@@ -220,13 +218,7 @@ TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-nor
     o.moh.active = variant == "all heads" ? 4 : 2;
     if (variant == "query_norm") o.moh.router = "query_norm";
     if (variant == "code") o.moh.gate_form = "code";
-    Transformer m(o);
-    m.init_weights(3);
-    m.eval();
-    torch::NoGradGuard ng;
-    const auto ref = logits_with(m, tokens, Kernels::reference);
-    CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
-    CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));
+    check_inference_forms(o, 3, tokens);
   }
 }
 
