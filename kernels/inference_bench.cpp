@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/common/error.h"
+#include "core/model/kv_cache.h"
 #include "core/model/transformer.h"
 #include "kernels/timing.h"
 #include "kernels/tomoe_bench_model.h"
@@ -23,10 +24,11 @@ struct Subject {
   bool has_reference = false;  // MoHD / MoH: a reference form to compare the sparse kernels with
 
   const ModelOptions& options() const { return moe ? moe->options() : model->options(); }
-  void forward(const torch::Tensor& tokens, Kernels k) {
-    if (moe) return void(moe->forward(tokens));
+  void forward(const torch::Tensor& tokens, Kernels k, KvCache* cache = nullptr) {
+    if (moe) return void(moe->forward(tokens, cache));
     ForwardContext ctx;
     ctx.kernels = k;
+    ctx.kv_cache = cache;
     model->forward(tokens, ctx);
   }
   void attention(const torch::Tensor& h, Kernels k) {
@@ -137,21 +139,34 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     // Relative to the dense model (the first case): a ToMoE model stores more than it activates.
     r.active_fraction = static_cast<double>(subjects.back().params().active) / static_cast<double>(subjects.front().params().total);
     r.flops_prefill = subjects.back().flops(o.seq);
-    r.flops_decode = subjects.back().flops(1);
+    r.flops_decode = subjects.back().flops(o.seq + 1);
     rows.push_back(r);
   }
   const ModelOptions& shape = subjects.front().options();
   for (const auto& s : subjects)
     require(s.options().vocab_size == shape.vocab_size && s.options().dim == shape.dim,
             "bench infer: every variant needs the base model's vocabulary and dim");
-  require(o.seq <= shape.max_seq_len, "bench infer: --seq is longer than model.max_seq_len");
+  require(o.seq + 1 <= shape.max_seq_len, "bench infer: --seq plus the decoded token is longer than model.max_seq_len");
   torch::manual_seed(7);
   const auto prefill = torch::randint(shape.vocab_size, {o.batch, o.seq}, torch::kLong);
+  const auto prompt = prefill.narrow(0, 0, 1);  // the decode step's context
   const auto decode = torch::randint(shape.vocab_size, {1, 1}, torch::kLong);
+  // One decode step: the token after `prompt`, whose keys and values are cached; the cache is cut back
+  // after every step so each timed call does the same work.
+  auto decode_ms = [&](Subject& s, Kernels k) {
+    KvCache cache;
+    s.forward(prompt, k, &cache);
+    return time_ms(
+        [&] {
+          s.forward(decode, k, &cache);
+          cache.truncate(o.seq);
+        },
+        o.min_seconds);
+  };
   const auto h = torch::randn({o.batch, o.seq, shape.dim});
   for (auto& s : subjects) {  // warm-up: allocator, thread pools, Monarch folds
     s.forward(prefill, Kernels::automatic);
-    s.forward(decode, Kernels::automatic);
+    decode_ms(s, Kernels::automatic);
   }
   struct Samples {
     std::vector<double> prefill, prefill_ref, prefill_sparse, decode, decode_ref, decode_sparse, attn, attn_ref, ffn, ffn_ref;
@@ -164,12 +179,12 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
       // Whole model: the default (automatic) form, and for MoHD / MoH also the reference and the forced sparse
       // form. Layers: the sparse kernels against the reference form.
       m.prefill.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic); }, o.min_seconds));
-      m.decode.push_back(time_ms([&] { s.forward(decode, Kernels::automatic); }, o.min_seconds));
+      m.decode.push_back(decode_ms(s, Kernels::automatic));
       if (s.has_reference) {
         m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Kernels::reference); }, o.min_seconds));
-        m.decode_ref.push_back(time_ms([&] { s.forward(decode, Kernels::reference); }, o.min_seconds));
+        m.decode_ref.push_back(decode_ms(s, Kernels::reference));
         m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Kernels::sparse); }, o.min_seconds));
-        m.decode_sparse.push_back(time_ms([&] { s.forward(decode, Kernels::sparse); }, o.min_seconds));
+        m.decode_sparse.push_back(decode_ms(s, Kernels::sparse));
       }
       if (!o.per_layer) continue;
       m.attn.push_back(time_ms([&] { s.attention(h, Kernels::sparse); }, o.min_seconds));
@@ -209,8 +224,9 @@ std::string format_inference_bench(const std::vector<InferenceRow>& rows, const 
   };
   const InferenceRow& dense = rows.front();
   std::snprintf(buf, sizeof buf,
-                "Model (prefill %d x %d tokens; decode = batch 1, one token; medians of %d repeats; speedups vs %s)\n\n",
-                o.batch, o.seq, o.repeats, dense.name.c_str());
+                "Model (prefill %d x %d tokens; decode = batch 1, one token after a %d-token prompt in the KV cache; medians of "
+                "%d repeats; speedups vs %s)\n\n",
+                o.batch, o.seq, o.seq, o.repeats, dense.name.c_str());
   out += buf;
   out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference form ms | sparse form ms | decode ms | decode speedup | decode ideal | decode reference / sparse ms |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -1,7 +1,7 @@
 // `moxlab bench infer`: inference latency of the dense model and its sparse variants (MoHD 50/75%,
-// MoH 75/50% of heads, ToMoE 50/40%) on the same base shape, in one process: a prefill batch [B, T] and a
-// batch-1 single-token step [1, 1] (the weight-bound part of a decode step; moxlab has no KV cache, so
-// attention over a cache is not in it), plus layer 0's attention and FFN alone at the prefill shape.
+// MoH 75/50% of heads, ToMoE 50/40%) on the same base shape, in one process: a prefill batch [B, T], a
+// decode step (batch 1, the token after a T-token prompt held in the KV cache), and layer 0's attention
+// and FFN alone at the prefill shape.
 // Variants are timed round-robin within every repeat (drift hits all alike); medians are reported,
 // speedups are dense median / variant median, and the ideal speedup is the ratio of forward FLOPs per
 // token (2 x activated matmul parameters, output head included, + attention scores and mixing over the
@@ -39,7 +39,7 @@ struct InferenceBenchOptions {
 struct InferenceRow {
   std::string name;
   double active_fraction = 1;  // activated non-embedding parameters / the first (dense) case's
-  double flops_prefill = 0, flops_decode = 0;  // forward FLOPs per token
+  double flops_prefill = 0, flops_decode = 0;  // forward FLOPs per token (decode: T + 1 keys)
   double prefill_ms = 0, decode_ms = 0;        // medians
   double prefill_reference_ms = 0, decode_reference_ms = 0;  // 0: no separate reference form
   double prefill_sparse_ms = 0, decode_sparse_ms = 0;        // forced sparse form (MoHD, MoH)

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/kv_cache.h"
 #include "core/model/moh/moh_attention.h"
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/tomoe/tomoe_modules.h"
@@ -54,17 +55,20 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
   ctx.tap(taps.attn_k, k);
   ctx.tap(taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
-  return attend(q, k, v, rope, qk_mask);
+  return attend(q, k, v, rope, ctx, qk_mask);
 }
 
-torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope,
+torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
                                      const torch::Tensor& qk_mask) const {
-  q = rope.apply(q);
-  k = rope.apply(k);
+  KvCache::Entry* past = ctx.kv_cache ? &ctx.kv_cache->at(this) : nullptr;
+  const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
+  q = rope.apply(q, start);
+  k = rope.apply(k, start);
   if (qk_mask.defined()) {
     q = q * qk_mask;
     k = k * qk_mask;
   }
+  if (past) std::tie(k, v) = append_kv(*past, k, v);
   auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_);  // [B, H, T, hd]
   return out.transpose(1, 2);                                                             // [B, T, H, hd]
 }

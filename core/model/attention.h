@@ -37,8 +37,9 @@ class DenseAttention : public Attention {
                              torch::Tensor* q_pre_rope = nullptr, const torch::Tensor& qk_mask = {});
   torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
   // The middle of head_outputs: RoPE on q [B, T, H, hd] and k [B, T, Hkv, hd], the optional q/k mask, and
-  // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]. Sparse forms compute their own q/k/v.
-  torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope,
+  // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]; with ctx.kv_cache the tokens
+  // follow the cached positions and attend to them too. Sparse forms compute their own q/k/v.
+  torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
                        const torch::Tensor& qk_mask = {}) const;
   int n_heads() const { return n_heads_; }
   int n_kv_heads() const { return n_kv_heads_; }

@@ -13,6 +13,7 @@
 namespace moxlab {
 
 struct TomoeTrace;  // core/model/tomoe/tomoe_trace.h
+struct KvCache;     // core/model/kv_cache.h
 
 // Which form the method modules compute in. Reference: the dense-compute forms the paper equations are
 // written in (masks and zero gates); sparse: the gathered kernels of kernels/sparse, which skip what a
@@ -34,6 +35,8 @@ struct ForwardContext {
   // a caller that wants them after the pass (analyses) passes its own.
   TomoeTrace* tomoe = nullptr;
   Kernels kernels = Kernels::automatic;
+  // Keys and values of earlier positions (incremental decoding); null: the tokens are the whole sequence.
+  KvCache* kv_cache = nullptr;
 
   // Whether a module computes its sparse form; `wins`: the module's own rule for when that is faster.
   bool sparse_kernels(bool wins = true) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/model/kv_cache.h"
 
 namespace moxlab {
 
@@ -14,11 +15,24 @@ std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::in
   torch::Generator gen = at::detail::createCPUGenerator(opt.seed);
   std::vector<std::int64_t> seq(prompt.begin(), prompt.end());
   std::vector<std::int32_t> out;
-  const int max_len = model.options().max_seq_len;
+  const long max_len = model.options().max_seq_len;
+  KvCache cache;
+  // Logits after tokens [from, end) of seq: with the cache while the whole sequence fits the context
+  // (only the new tokens run), otherwise over the last max_seq_len tokens from scratch.
+  auto next_logits = [&](std::size_t from) {
+    const long n = static_cast<long>(seq.size());
+    ForwardContext ctx;
+    long start = static_cast<long>(from);
+    if (n <= max_len) {
+      ctx.kv_cache = &cache;
+    } else {
+      start = n - max_len;
+    }
+    auto x = torch::from_blob(seq.data() + start, {1, n - start}, torch::kInt64).clone();
+    return model.forward(x, ctx).select(1, -1).squeeze(0).to(torch::kFloat32);
+  };
+  auto logits = next_logits(0);
   for (int i = 0; i < opt.max_new_tokens; ++i) {
-    const long start = std::max<long>(0, static_cast<long>(seq.size()) - max_len);
-    auto x = torch::from_blob(seq.data() + start, {1, static_cast<long>(seq.size()) - start}, torch::kInt64).clone();
-    auto logits = model.forward(x).select(1, -1).squeeze(0).to(torch::kFloat32);
     std::int32_t next;
     if (opt.temperature <= 0) {
       next = static_cast<std::int32_t>(logits.argmax().item<std::int64_t>());
@@ -29,6 +43,7 @@ std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::in
     if (std::find(opt.stop_ids.begin(), opt.stop_ids.end(), next) != opt.stop_ids.end()) break;
     out.push_back(next);
     seq.push_back(next);
+    if (i + 1 < opt.max_new_tokens) logits = next_logits(seq.size() - 1);
   }
   return out;
 }

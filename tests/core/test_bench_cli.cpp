@@ -33,5 +33,5 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   CHECK(heads.err.find("moh_75 needs model.n_heads divisible by 4") != std::string::npos);
   auto seq = run_cli(base + " --seq 128", dir);
   CHECK(seq.exit_code != 0);
-  CHECK(seq.err.find("longer than model.max_seq_len") != std::string::npos);
+  CHECK(seq.err.find("--seq plus the decoded token is longer than model.max_seq_len") != std::string::npos);
 }

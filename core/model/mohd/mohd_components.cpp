@@ -28,7 +28,7 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   auto project = [&](const torch::nn::Linear& w, int heads) {  // back in token order: attention needs positions
     return rows.from_rows(block_sparse_input_linear(x2, w->weight, rows, w->bias)).view({B, T, heads, a.head_dim()});
   };
-  const auto heads = a.attend(project(a.wq, a.n_heads()), project(a.wk, a.n_kv_heads()), project(a.wv, a.n_kv_heads()), rope);
+  const auto heads = a.attend(project(a.wq, a.n_heads()), project(a.wk, a.n_kv_heads()), project(a.wv, a.n_kv_heads()), rope, ctx);
   return rows.from_rows(mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s)).view(x.sizes());
 }
 

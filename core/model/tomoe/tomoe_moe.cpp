@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/config/config.h"
 #include "core/io/safetensors.h"
+#include "core/model/kv_cache.h"
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
@@ -100,20 +101,23 @@ void TomoeMoe::build_ropes() {
   for (int l = 0; l < o_.n_layers; ++l) qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
 }
 
-torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h) const {
+torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache) const {
   torch::NoGradGuard no_grad;
   auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
   const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads;
   const auto B = h.size(0), T = h.size(1);
   // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
   const auto qk = w("attn.qk_pairs").size(0) * 2;
+  KvCache::Entry* past = cache ? &cache->at(&qk_rope_[l]) : nullptr;
+  const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
   auto q = torch::linear(h, w("attn.wq")).view({B, T, H, qk});
   auto k = torch::linear(h, w("attn.wk")).view({B, T, Hkv, qk});
   if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
-    q = qk_rope_[l].apply(q);
-    k = qk_rope_[l].apply(k);
+    q = qk_rope_[l].apply(q, start);
+    k = qk_rope_[l].apply(k, start);
   }
   auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
+  if (past) std::tie(k, v) = append_kv(*past, k, v);
   auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
                                      1.0 / std::sqrt(static_cast<double>(hd)))
                    .transpose(1, 2);  // [B, T, H, hd]
@@ -144,12 +148,12 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   return y.view(h.sizes());
 }
 
-torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens) const {
+torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache) const {
   torch::NoGradGuard no_grad;
   const auto B = tokens.size(0), T = tokens.size(1);
   auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, o_.dim});
   for (int l = 0; l < o_.n_layers; ++l) {
-    x = x + attention(l, rms_norm(x, at(layer_key(l, "attn_norm")), o_.norm_eps));
+    x = x + attention(l, rms_norm(x, at(layer_key(l, "attn_norm")), o_.norm_eps), cache);
     x = x + feed_forward(l, rms_norm(x, at(layer_key(l, "ffn_norm")), o_.norm_eps));
   }
   x = rms_norm(x, at("norm"), o_.norm_eps);

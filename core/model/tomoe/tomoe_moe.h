@@ -23,16 +23,17 @@
 namespace moxlab {
 
 class Transformer;
+struct KvCache;
 
 class TomoeMoe {
  public:
   // Extracts from a converted ToMoE model (attention and FFN of kind tomoe, v/o top-K set).
   static TomoeMoe extract(Transformer& converted);
-  // tokens [B, T] -> logits [B, T, vocab].
-  torch::Tensor forward(const torch::Tensor& tokens) const;
+  // tokens [B, T] -> logits [B, T, vocab]; with a cache the tokens follow its positions (incremental decoding).
+  torch::Tensor forward(const torch::Tensor& tokens, KvCache* cache = nullptr) const;
   // One layer's attention and MLP on their normalised input h [B, T, d] (without the residual), for
   // per-layer benchmarks; forward() is the blocks of these.
-  torch::Tensor attention(int layer, const torch::Tensor& h) const;
+  torch::Tensor attention(int layer, const torch::Tensor& h, KvCache* cache = nullptr) const;
   torch::Tensor feed_forward(int layer, const torch::Tensor& h) const;
   // Non-embedding parameters: total stored, active per token (widest expert, kept q/k, top-K v/o rows of W_V
   // and columns of W_O, routers).
