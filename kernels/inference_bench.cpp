@@ -24,11 +24,13 @@ struct Subject {
   bool has_reference = false;  // MoHD / MoH: a reference form to compare the sparse kernels with
 
   const ModelOptions& options() const { return moe ? moe->options() : model->options(); }
-  void forward(const torch::Tensor& tokens, Kernels k, KvCache* cache = nullptr) {
-    if (moe) return void(moe->forward(tokens, cache));
+  // last: only the last position's logits (a prompt before generation); else every position's (scoring).
+  void forward(const torch::Tensor& tokens, Kernels k, bool last, KvCache* cache = nullptr) {
+    if (moe) return void(moe->forward(tokens, cache, last));
     ForwardContext ctx;
     ctx.kernels = k;
     ctx.kv_cache = cache;
+    ctx.last_logits_only = last;
     model->forward(tokens, ctx);
   }
   void attention(const torch::Tensor& h, Kernels k) {
@@ -45,10 +47,11 @@ struct Subject {
     ctx.kernels = k;
     block.ffn->forward(h, ctx, block.taps);
   }
-  // Forward FLOPs per token with `context` keys per query (see the header).
-  double flops(int context) const {
+  // Forward FLOPs per token with `context` keys per query and the output head run for `head_rows` of the
+  // tokens (see the header).
+  double flops(int context, double head_rows) const {
     const ModelOptions& o = options();
-    const double head = static_cast<double>(o.vocab_size) * o.dim;
+    const double head = head_rows * o.vocab_size * o.dim;
     if (moe) {
       double attention = 0;
       for (int l = 0; l < o.n_layers; ++l) {
@@ -138,8 +141,9 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     r.name = c.name;
     // Relative to the dense model (the first case): a ToMoE model stores more than it activates.
     r.active_fraction = static_cast<double>(subjects.back().params().active) / static_cast<double>(subjects.front().params().total);
-    r.flops_prefill = subjects.back().flops(o.seq);
-    r.flops_decode = subjects.back().flops(o.seq + 1);
+    r.flops_prefill = subjects.back().flops(o.seq, 1.0 / o.seq);
+    r.flops_forward = subjects.back().flops(o.seq, 1);
+    r.flops_decode = subjects.back().flops(o.seq + 1, 1);
     rows.push_back(r);
   }
   const ModelOptions& shape = subjects.front().options();
@@ -155,21 +159,21 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
   // after every step so each timed call does the same work.
   auto decode_ms = [&](Subject& s, Kernels k) {
     KvCache cache;
-    s.forward(prompt, k, &cache);
+    s.forward(prompt, k, true, &cache);
     return time_ms(
         [&] {
-          s.forward(decode, k, &cache);
+          s.forward(decode, k, true, &cache);
           cache.truncate(o.seq);
         },
         o.min_seconds);
   };
   const auto h = torch::randn({o.batch, o.seq, shape.dim});
   for (auto& s : subjects) {  // warm-up: allocator, thread pools, Monarch folds
-    s.forward(prefill, Kernels::automatic);
+    s.forward(prefill, Kernels::automatic, false);
     decode_ms(s, Kernels::automatic);
   }
   struct Samples {
-    std::vector<double> prefill, prefill_ref, prefill_sparse, decode, decode_ref, decode_sparse, attn, attn_ref, ffn, ffn_ref;
+    std::vector<double> forward, prefill, prefill_ref, prefill_sparse, decode, decode_ref, decode_sparse, attn, attn_ref, ffn, ffn_ref;
   };
   std::vector<Samples> samples(subjects.size());
   for (int rep = 0; rep < o.repeats; ++rep) {
@@ -178,12 +182,13 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
       auto& m = samples[i];
       // Whole model: the default (automatic) form, and for MoHD / MoH also the reference and the forced sparse
       // form. Layers: the sparse kernels against the reference form.
-      m.prefill.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic); }, o.min_seconds));
+      m.prefill.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic, true); }, o.min_seconds));
+      m.forward.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic, false); }, o.min_seconds));
       m.decode.push_back(decode_ms(s, Kernels::automatic));
       if (s.has_reference) {
-        m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Kernels::reference); }, o.min_seconds));
+        m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Kernels::reference, true); }, o.min_seconds));
         m.decode_ref.push_back(decode_ms(s, Kernels::reference));
-        m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Kernels::sparse); }, o.min_seconds));
+        m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Kernels::sparse, true); }, o.min_seconds));
         m.decode_sparse.push_back(decode_ms(s, Kernels::sparse));
       }
       if (!o.per_layer) continue;
@@ -199,6 +204,7 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     const auto& m = samples[i];
     r.prefill_ms = median(m.prefill);
     r.prefill_samples = m.prefill;
+    r.forward_ms = median(m.forward);
     r.decode_ms = median(m.decode);
     r.prefill_reference_ms = median(m.prefill_ref);
     r.decode_reference_ms = median(m.decode_ref);
@@ -208,39 +214,26 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     r.ffn_ms = median(m.ffn);
     r.attn_reference_ms = median(m.attn_ref);
     r.ffn_reference_ms = median(m.ffn_ref);
+    if (o.profile_top > 0) r.prefill_ops = profile_ops([&] { subjects[i].forward(prefill, Kernels::automatic, true); }, 3);
   }
   return rows;
 }
 
-std::string format_inference_bench(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
+namespace {
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// "-" where a variant has no such form.
+std::string or_dash(double v, const char* format) {
+  char b[32];
+  std::snprintf(b, sizeof b, format, v);
+  return v > 0 ? std::string(b) : std::string("-");
+}
+
+std::string format_layer_table(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
+  const InferenceRow& dense = rows.front();
   std::string out;
   char buf[512];
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  // "-" where a variant has no reference form.
-  auto or_dash = [](double v, const char* format) {
-    char b[32];
-    std::snprintf(b, sizeof b, format, v);
-    return v > 0 ? std::string(b) : std::string("-");
-  };
-  const InferenceRow& dense = rows.front();
-  std::snprintf(buf, sizeof buf,
-                "Model (prefill %d x %d tokens; decode = batch 1, one token after a %d-token prompt in the KV cache; medians of "
-                "%d repeats; speedups vs %s)\n\n",
-                o.batch, o.seq, o.seq, o.repeats, dense.name.c_str());
-  out += buf;
-  out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference form ms | sparse form ms | decode ms | decode speedup | decode ideal | decode reference / sparse ms |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& r : rows) {
-    const double speedup = ratio(dense.prefill_ms, r.prefill_ms), ideal = ratio(dense.flops_prefill, r.flops_prefill);
-    std::snprintf(buf, sizeof buf, "| %s | %.1f%% | %.2f | %.0f | %.2fx | %.2fx | %.0f%% | %s | %s | %.3f | %.2fx | %.2fx | %s |\n",
-                  r.name.c_str(), 100 * r.active_fraction, r.prefill_ms, 1000.0 * o.batch * o.seq / r.prefill_ms, speedup,
-                  ideal, 100 * ratio(speedup, ideal), or_dash(r.prefill_reference_ms, "%.2f").c_str(),
-                  or_dash(r.prefill_sparse_ms, "%.2f").c_str(),
-                  r.decode_ms, ratio(dense.decode_ms, r.decode_ms), ratio(dense.flops_decode, r.flops_decode),
-                  (or_dash(r.decode_reference_ms, "%.3f") + " / " + or_dash(r.decode_sparse_ms, "%.3f")).c_str());
-    out += buf;
-  }
-  if (dense.attn_ms <= 0) return out;
   std::snprintf(buf, sizeof buf, "\nLayer 0 alone (input %d x %d x d; sparse form, speedup vs dense; reference form beside it)\n\n", o.batch, o.seq);
   out += buf;
   out += "| variant | attention ms | speedup | reference form ms | FFN ms | speedup | reference form ms |\n|---|---|---|---|---|---|---|\n";
@@ -249,6 +242,40 @@ std::string format_inference_bench(const std::vector<InferenceRow>& rows, const 
                   ratio(dense.attn_ms, r.attn_ms), or_dash(r.attn_reference_ms, "%.2f").c_str(), r.ffn_ms,
                   ratio(dense.ffn_ms, r.ffn_ms), or_dash(r.ffn_reference_ms, "%.2f").c_str());
     out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_inference_bench(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
+  std::string out;
+  char buf[512];
+  const InferenceRow& dense = rows.front();
+  std::snprintf(buf, sizeof buf,
+                "Model (prefill = %d x %d prompt tokens to next-token logits; forward = the same with every position's logits; "
+                "decode = batch 1, one token after a %d-token prompt in the KV cache; medians of %d repeats; speedups vs %s)\n\n",
+                o.batch, o.seq, o.seq, o.repeats, dense.name.c_str());
+  out += buf;
+  out += "| variant | active params | prefill ms | prefill tokens/s | speedup | ideal | of ideal | reference form ms | sparse form ms "
+         "| forward ms | forward speedup | forward ideal | decode ms | decode speedup | decode ideal | decode reference / sparse ms |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    const double speedup = ratio(dense.prefill_ms, r.prefill_ms), ideal = ratio(dense.flops_prefill, r.flops_prefill);
+    std::snprintf(buf, sizeof buf,
+                  "| %s | %.1f%% | %.2f | %.0f | %.2fx | %.2fx | %.0f%% | %s | %s | %.2f | %.2fx | %.2fx | %.3f | %.2fx | %.2fx | %s |\n",
+                  r.name.c_str(), 100 * r.active_fraction, r.prefill_ms, 1000.0 * o.batch * o.seq / r.prefill_ms, speedup, ideal,
+                  100 * ratio(speedup, ideal), or_dash(r.prefill_reference_ms, "%.2f").c_str(), or_dash(r.prefill_sparse_ms, "%.2f").c_str(),
+                  r.forward_ms, ratio(dense.forward_ms, r.forward_ms), ratio(dense.flops_forward, r.flops_forward), r.decode_ms,
+                  ratio(dense.decode_ms, r.decode_ms), ratio(dense.flops_decode, r.flops_decode),
+                  (or_dash(r.decode_reference_ms, "%.3f") + " / " + or_dash(r.decode_sparse_ms, "%.3f")).c_str());
+    out += buf;
+  }
+  if (dense.attn_ms > 0) out += format_layer_table(rows, o);
+  for (const auto& r : rows) {
+    if (r.prefill_ops.empty()) continue;
+    out += "\nProfile of " + r.name + "'s prefill (default form; LibTorch's CPU profiler, mean of 3 calls; self = an op's time less the ops it called)\n\n";
+    out += format_op_profile(r.prefill_ops, o.profile_top);
   }
   return out;
 }

@@ -1,17 +1,22 @@
 // `moxlab bench infer`: inference latency of the dense model and its sparse variants (MoHD 50/75%,
-// MoH 75/50% of heads, ToMoE 50/40%) on the same base shape, in one process: a prefill batch [B, T], a
-// decode step (batch 1, the token after a T-token prompt held in the KV cache), and layer 0's attention
-// and FFN alone at the prefill shape.
+// MoH 75/50% of heads, ToMoE 50/40%) on the same base shape, in one process:
+//   prefill: a prompt batch [B, T] to its next-token logits (the output head on the last position only,
+//            as before generation; the keys and values it computes are what the KV cache would hold);
+//   forward: the same batch with every position's logits (scoring, perplexity, zero-shot evaluation);
+//   decode:  batch 1, the token after a T-token prompt held in the KV cache;
+//   layer 0's attention and FFN alone at the prefill shape.
 // Variants are timed round-robin within every repeat (drift hits all alike); medians are reported,
 // speedups are dense median / variant median, and the ideal speedup is the ratio of forward FLOPs per
-// token (2 x activated matmul parameters, output head included, + attention scores and mixing over the
-// context, PaLM App. B without the causal discount). The model rows time the default (automatic) form;
-// MoHD and MoH are also timed in their reference (dense-compute) form and their forced sparse form.
+// token (2 x activated matmul parameters, the output head counted for the positions that run it, +
+// attention scores and mixing over the context, PaLM App. B without the causal discount). The model rows
+// time the default (automatic) form; MoHD and MoH are also timed in their reference (dense-compute) form
+// and their forced sparse form.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "core/model/model_options.h"
+#include "kernels/op_profile.h"
 
 namespace moxlab {
 
@@ -34,18 +39,22 @@ struct InferenceBenchOptions {
   int repeats = 7;
   double min_seconds = 0.15;  // each timing repeats the forward until this much time has passed
   bool per_layer = true;
+  int profile_top = 0;  // > 0: also profile each variant's default prefill op by op and list this many ops
 };
 
 struct InferenceRow {
   std::string name;
   double active_fraction = 1;  // activated non-embedding parameters / the first (dense) case's
-  double flops_prefill = 0, flops_decode = 0;  // forward FLOPs per token (decode: T + 1 keys)
-  double prefill_ms = 0, decode_ms = 0;        // medians
+  // Forward FLOPs per token: prefill (output head on one position per sequence), forward (on every
+  // position), decode (one token, T + 1 keys)
+  double flops_prefill = 0, flops_forward = 0, flops_decode = 0;
+  double prefill_ms = 0, forward_ms = 0, decode_ms = 0;  // medians (forward: every position's logits)
   double prefill_reference_ms = 0, decode_reference_ms = 0;  // 0: no separate reference form
   double prefill_sparse_ms = 0, decode_sparse_ms = 0;        // forced sparse form (MoHD, MoH)
   double attn_ms = 0, ffn_ms = 0;              // layer 0 at the prefill shape, sparse form
   double attn_reference_ms = 0, ffn_reference_ms = 0;
   std::vector<double> prefill_samples;
+  std::vector<OpTime> prefill_ops;  // with profile_top: the default prefill, op by op
 };
 
 std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& cases, const InferenceBenchOptions& o);

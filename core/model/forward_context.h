@@ -37,6 +37,9 @@ struct ForwardContext {
   Kernels kernels = Kernels::automatic;
   // Keys and values of earlier positions (incremental decoding); null: the tokens are the whole sequence.
   KvCache* kv_cache = nullptr;
+  // Only the last position's logits ([B, 1, vocab]): a prompt's forward before generation needs no
+  // others, and the output head is a large share of a small model's FLOPs.
+  bool last_logits_only = false;
 
   // Whether a module computes its sparse form; `wins`: the module's own rule for when that is faster.
   bool sparse_kernels(bool wins = true) const {

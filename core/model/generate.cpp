@@ -22,6 +22,7 @@ std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::in
   auto next_logits = [&](std::size_t from) {
     const long n = static_cast<long>(seq.size());
     ForwardContext ctx;
+    ctx.last_logits_only = true;
     long start = static_cast<long>(from);
     if (n <= max_len) {
       ctx.kv_cache = &cache;
@@ -29,7 +30,7 @@ std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::in
       start = n - max_len;
     }
     auto x = torch::from_blob(seq.data() + start, {1, n - start}, torch::kInt64).clone();
-    return model.forward(x, ctx).select(1, -1).squeeze(0).to(torch::kFloat32);
+    return model.forward(x, ctx).view({-1}).to(torch::kFloat32);
   };
   auto logits = next_logits(0);
   for (int i = 0; i < opt.max_new_tokens; ++i) {

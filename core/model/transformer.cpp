@@ -64,6 +64,7 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& 
   }
   auto x = tok_embeddings(tokens);
   for (std::size_t l = 0; l < blocks->size(); ++l) x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, ctx);
+  if (ctx.last_logits_only) x = x.narrow(1, x.size(1) - 1, 1);
   x = norm(x);
   if (tomoe) {  // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L
     const TomoeRegularisers r = tomoe_regularisers(*ctx.tomoe, opts_);

@@ -157,6 +157,8 @@ void register_bench(CLI::App& app) {
       ->check(CLI::ExistingFile);
   infer->add_option("--vocab", i->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
   infer->add_flag("--no-layers", i->no_layers, "skip the per-layer timings");
+  infer->add_option("--profile", i->bench.profile_top, "also list each variant's N costliest ops in prefill (LibTorch profiler)")
+      ->check(CLI::NonNegativeNumber);
   infer->callback([i]() {
     Config cfg = load_config(i->config, i->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = i->vocab;

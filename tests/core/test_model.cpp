@@ -79,6 +79,30 @@ TEST_CASE("Grouped-query attention equals attention with explicitly shared K/V h
   CHECK(torch::allclose(y, y_ref, 1e-5, 1e-6));
 }
 
+TEST_CASE("Causal attention in query tiles equals per-position softmax, with and without cached keys", "[model]") {
+  // Lengths around the 64-position tile (one tile, a full tile, a partial last tile, several tiles) and
+  // 0 or 7 earlier positions whose keys come first (a KV cache); 4 query heads on 2 key/value heads.
+  torch::manual_seed(5);
+  const int B = 2, H = 4, Hkv = 2, hd = 6;
+  for (int T : {1, 63, 64, 65, 150}) {
+    for (int past : {0, 7}) {
+      INFO("T " << T << ", past " << past);
+      const int Tk = T + past;
+      auto q = torch::randn({B, H, T, hd}), k = torch::randn({B, Hkv, Tk, hd}), v = torch::randn({B, Hkv, Tk, hd});
+      const auto out = dot_product_attention(q, k, v, true);
+      // Reference: query t at key position past + t sees keys 0 .. past + t, softmax(q k / sqrt(hd)) v.
+      auto ref = torch::empty({B, H, T, hd});
+      for (int h = 0; h < H; ++h)
+        for (int t = 0; t < T; ++t) {
+          auto keys = k.select(1, h / 2).narrow(1, 0, past + t + 1), vals = v.select(1, h / 2).narrow(1, 0, past + t + 1);
+          auto p = torch::softmax((keys * q.select(1, h).narrow(1, t, 1)).sum(-1) / std::sqrt(double(hd)), -1);  // [B, keys]
+          ref.select(1, h).select(1, t).copy_((p.unsqueeze(-1) * vals).sum(1));
+        }
+      CHECK(torch::allclose(out, ref, 1e-5, 1e-5));
+    }
+  }
+}
+
 TEST_CASE("The decoder is causal: later tokens never change earlier logits", "[model]") {
   torch::manual_seed(4);
   Transformer m(micro_options());
@@ -140,6 +164,18 @@ TEST_CASE("Probe taps are selected by glob and cost nothing when disabled", "[mo
   CHECK(taps.size() == 7);
   CHECK(taps.at("blocks.1.attn.q").sizes() == torch::IntArrayRef({1, 3, 8}));
   CHECK(taps.at("blocks.1.attn.k").sizes() == torch::IntArrayRef({1, 3, 4}));
+}
+
+TEST_CASE("last_logits_only gives the last position's logits of the whole forward", "[model]") {
+  torch::manual_seed(6);
+  Transformer m(micro_options());
+  m.init_weights(6);
+  auto tokens = torch::tensor({{1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}}, torch::kLong);
+  ForwardContext ctx;
+  ctx.last_logits_only = true;
+  const auto last = m.forward(tokens, ctx);
+  CHECK(last.sizes() == torch::IntArrayRef({2, 1, 10}));
+  CHECK(torch::allclose(last, m.forward(tokens).narrow(1, 4, 1), 1e-6, 1e-6));
 }
 
 TEST_CASE("LM loss of uniform logits is ln(V)", "[model]") {

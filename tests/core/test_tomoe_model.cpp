@@ -379,6 +379,7 @@ TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated mode
       gated = model.forward(tokens);  // the pseudo-MoE: dense weights with masks
     }
     CHECK(torch::allclose(moe.forward(tokens), gated, 1e-4, 1e-5));
+    CHECK(torch::allclose(moe.forward(tokens, nullptr, true), gated.narrow(1, 15, 1), 1e-4, 1e-5));  // a prompt's next-token logits
     // The experts really are smaller: stacked at the widest expert's width, q/k at the kept pairs.
     for (int l = 0; l < 2; ++l) {
       CHECK(moe.tensors().at("layers." + std::to_string(l) + ".ffn.w_gate").size(1) == std::max(1, c.mlp_width[l]));

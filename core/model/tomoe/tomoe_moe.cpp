@@ -148,7 +148,7 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   return y.view(h.sizes());
 }
 
-torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache) const {
+torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache, bool last_logits_only) const {
   torch::NoGradGuard no_grad;
   const auto B = tokens.size(0), T = tokens.size(1);
   auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, o_.dim});
@@ -156,6 +156,7 @@ torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache) con
     x = x + attention(l, rms_norm(x, at(layer_key(l, "attn_norm")), o_.norm_eps), cache);
     x = x + feed_forward(l, rms_norm(x, at(layer_key(l, "ffn_norm")), o_.norm_eps));
   }
+  if (last_logits_only) x = x.narrow(1, T - 1, 1);
   x = rms_norm(x, at("norm"), o_.norm_eps);
   return torch::linear(x, t_.count("output") ? at("output") : at("tok_embeddings"));
 }

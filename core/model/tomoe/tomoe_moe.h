@@ -29,8 +29,9 @@ class TomoeMoe {
  public:
   // Extracts from a converted ToMoE model (attention and FFN of kind tomoe, v/o top-K set).
   static TomoeMoe extract(Transformer& converted);
-  // tokens [B, T] -> logits [B, T, vocab]; with a cache the tokens follow its positions (incremental decoding).
-  torch::Tensor forward(const torch::Tensor& tokens, KvCache* cache = nullptr) const;
+  // tokens [B, T] -> logits [B, T, vocab] ([B, 1, vocab]: the last position's only); with a cache the
+  // tokens follow its positions (incremental decoding).
+  torch::Tensor forward(const torch::Tensor& tokens, KvCache* cache = nullptr, bool last_logits_only = false) const;
   // One layer's attention and MLP on their normalised input h [B, T, d] (without the residual), for
   // per-layer benchmarks; forward() is the blocks of these.
   torch::Tensor attention(int layer, const torch::Tensor& h, KvCache* cache = nullptr) const;
