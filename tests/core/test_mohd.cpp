@@ -71,7 +71,11 @@ TEST_CASE("Monarch fusion equals P^T B2 P B1 built densely from the same blocks 
   auto dense = perm.t().mm(bd2).mm(perm).mm(bd1);
   CHECK(torch::allclose(m->dense(), dense, 1e-5, 1e-6));
   auto x = torch::randn({2, 5, d});
-  CHECK(torch::allclose(m(x), torch::matmul(x, dense.t()), 1e-5, 1e-5));
+  CHECK(torch::allclose(m(x), torch::matmul(x, dense.t()), 1e-5, 1e-5));  // with autograd: batched matmuls
+  {
+    torch::NoGradGuard inference;  // inference: the one-pass column mix (kernels/sparse/monarch_mix.h)
+    CHECK(torch::allclose(m(x), torch::matmul(x, dense.t()), 1e-5, 1e-5));
+  }
   CHECK_THROWS_WITH(Monarch(10, 3), Catch::Matchers::Contains("not divisible"));
 }
 

@@ -1,0 +1,15 @@
+// Monarch's second factor (MoHD Eq. 9: P^T B2 P) for inference, in one pass over the activations.
+// x [n, groups * r] is a [groups, r] grid per row; column c of the grid is mixed by its own groups x groups
+// block: y[n, k, c] = sum_j b2[c, k, j] x[n, j, c]. As a batched matmul this needs the grid transposed
+// and back (two copies of the activations) and 48 tiny GEMMs at MoHD's shapes; here each output row is
+// groups^2 vector multiply-adds along r, over contiguous memory. No autograd: Monarch uses it only when
+// no gradient is being recorded, and tests hold it equal to the batched-matmul form.
+#pragma once
+#include <torch/torch.h>
+
+namespace moxlab {
+
+// x [n, groups * r] float32, b2 [r, groups, groups] -> [n, groups * r].
+torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2);
+
+}  // namespace moxlab
