@@ -56,15 +56,17 @@ torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor&
   // every head of their group instead of being copied per head; the scale goes on q (T x hq, not T x T).
   const auto qs = (q * s).view({B, Hkv, group, T, q.size(3)});
   if (!causal) return attend_rows(qs.reshape({B, Hkv, group * T, q.size(3)}), k, v, {}, group).view({B, H, T, v.size(3)});
-  // Query position t (key position Tk - T + t) sees keys 0 .. Tk - T + t.
+  // Query position t (key position Tk - T + t) sees keys 0 .. Tk - T + t. K and V made contiguous once,
+  // so every tile's key prefix is a strided batch for the matmul instead of a copy.
   const auto past = Tk - T;
+  const auto kc = k.contiguous(), vc = v.contiguous();
   auto bool_opts = torch::TensorOptions().dtype(torch::kBool).device(q.device());
   std::vector<torch::Tensor> tiles;
   for (std::int64_t t0 = 0; t0 < T; t0 += kQueryTile) {
     const auto n = std::min(kQueryTile, T - t0), keys = past + t0 + n;
     const auto rows = qs.narrow(3, t0, n).reshape({B, Hkv, group * n, q.size(3)});
     const auto mask = torch::ones({n, keys}, bool_opts).triu(past + t0 + 1);
-    tiles.push_back(attend_rows(rows, k.narrow(2, 0, keys), v.narrow(2, 0, keys), mask, group).view({B, Hkv, group, n, v.size(3)}));
+    tiles.push_back(attend_rows(rows, kc.narrow(2, 0, keys), vc.narrow(2, 0, keys), mask, group).view({B, Hkv, group, n, v.size(3)}));
   }
   return (tiles.size() == 1 ? tiles[0] : torch::cat(tiles, 3)).view({B, H, T, v.size(3)});
 }
