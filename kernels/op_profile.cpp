@@ -8,11 +8,25 @@
 
 namespace moxlab {
 
+namespace {
+// " [1024x384] [384x1024]": an op's tensor inputs (scalars and lists print nothing).
+std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::string out;
+  for (const auto& shape : shapes) {
+    if (shape.empty()) continue;
+    out += " [";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "x" : "") + std::to_string(shape[i]);
+    out += "]";
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<OpTime> profile_ops(const std::function<void()>& f, int calls) {
   using namespace torch::autograd::profiler;
   thread_event_lists events;
   {
-    TLSLegacyProfilerGuard guard(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU, getenv("PROF_SHAPES") != nullptr),
+    TLSLegacyProfilerGuard guard(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true),
                                  [&](const thread_event_lists& e) { events = e; });
     for (int i = 0; i < calls; ++i) f();
   }
@@ -31,11 +45,7 @@ std::vector<OpTime> profile_ops(const std::function<void()>& f, int calls) {
         const Open o = open.back();
         open.pop_back();
         const double us = o.push->cpuElapsedUs(e);
-        std::string key = o.push->name();
-        if (getenv("PROF_SHAPES")) {
-          key += " ";
-          for (const auto& sh : o.push->shapes()) { key += "["; for (auto v : sh) key += std::to_string(v) + ","; key += "]"; }
-        }
+        const std::string key = o.push->name() + shapes_text(o.push->shapes());
         OpTime& t = by_name[key];
         t.name = key;
         t.total_ms += us / 1000.0;

@@ -1,5 +1,7 @@
 // Where a forward's time goes, op by op: LibTorch's own profiler (the legacy CPU event recorder) around
-// some calls of a function, folded into a table of ops by self time (an op's time minus the ops it called).
+// some calls of a function, folded into a table of ops (by name and input shapes) by self time (an op's
+// time minus the ops it called). The profiler's own cost inflates the times of small ops: read the table
+// for where time goes, the benchmark's timings for how much.
 // `moxlab bench infer --profile N` prints the N costliest ops of each variant's prefill.
 #pragma once
 #include <functional>
@@ -9,7 +11,7 @@
 namespace moxlab {
 
 struct OpTime {
-  std::string name;
+  std::string name;  // op name and input shapes, e.g. "aten::mm [1024x384] [384x1024]"
   double self_ms = 0, total_ms = 0;  // per call of the profiled function
   double calls = 0;                  // per call of the profiled function
 };

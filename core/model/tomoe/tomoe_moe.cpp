@@ -91,14 +91,27 @@ TomoeMoe TomoeMoe::extract(Transformer& model) {
     m.t_[layer_key(l, "ffn.w_down")] = down;
     m.t_[layer_key(l, "ffn.widths")] = widths.to(torch::kFloat);
   }
-  m.build_ropes();
+  m.build_derived();
   return m;
 }
 
-void TomoeMoe::build_ropes() {
+void TomoeMoe::build_derived() {
   const Rope full(o_.head_dim(), o_.max_seq_len, o_.rope_theta);
   qk_rope_.clear();
-  for (int l = 0; l < o_.n_layers; ++l) qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
+  experts_.clear();
+  for (int l = 0; l < o_.n_layers; ++l) {
+    qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
+    const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
+    const auto widths = at(layer_key(l, "ffn.widths")).to(torch::kLong);
+    require(widths.numel() == gate.size(0) && widths.max().item<std::int64_t>() <= gate.size(1) && widths.min().item<std::int64_t>() >= 0,
+            "ToMoE MoE: layer " + std::to_string(l) + " has expert widths outside its stacked weights");
+    std::vector<Expert> layer;
+    for (std::int64_t e = 0; e < gate.size(0); ++e) {
+      const auto w = widths[e].item<std::int64_t>();
+      layer.push_back({torch::cat({gate[e].narrow(0, 0, w), up[e].narrow(0, 0, w)}), down[e].narrow(1, 0, w), w});
+    }
+    experts_.push_back(std::move(layer));
+  }
 }
 
 torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache) const {
@@ -132,20 +145,30 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
 
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   torch::NoGradGuard no_grad;
-  auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
-  // Each token through its expert (Eq. 2-3), only the expert's channels.
+  // Each token through its expert (Eq. 2-3), only the expert's channels: tokens sorted by expert so each
+  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place.
   const auto h2 = h.reshape({-1, o_.dim});
-  const auto route = torch::linear(h2, w("ffn.router")).argmax(-1);
-  auto y = torch::zeros_like(h2);
-  const auto& gate = w("ffn.w_gate");
-  for (std::int64_t ex = 0; ex < gate.size(0); ++ex) {
-    const auto idx = (route == ex).nonzero().squeeze(1);
-    if (idx.numel() == 0) continue;
-    const auto xe = h2.index_select(0, idx);
-    const auto act = torch::silu(torch::matmul(xe, gate[ex].t())) * torch::matmul(xe, w("ffn.w_up")[ex].t());
-    y.index_copy_(0, idx, torch::matmul(act, w("ffn.w_down")[ex].t()));
+  const auto route = torch::linear(h2, at(layer_key(l, "ffn.router"))).argmax(-1);
+  const auto order = std::get<1>(route.sort(c10::optional<bool>(true), 0, false));
+  const auto counts = torch::bincount(route, {}, static_cast<std::int64_t>(experts_[l].size()));
+  const auto* count = counts.data_ptr<std::int64_t>();
+  const auto xs = h2.index_select(0, order);
+  auto ys = torch::empty_like(xs);
+  std::int64_t start = 0;
+  for (std::size_t e = 0; e < experts_[l].size(); ++e) {
+    const auto n = count[e];
+    if (n == 0) continue;
+    const Expert& ex = experts_[l][e];
+    auto out = ys.narrow(0, start, n);
+    if (ex.width == 0) {
+      out.zero_();
+    } else {
+      const auto gate_up = torch::mm(xs.narrow(0, start, n), ex.gate_up.t());  // [n, 2 width]
+      torch::mm_out(out, torch::silu(gate_up.narrow(1, 0, ex.width)) * gate_up.narrow(1, ex.width, ex.width), ex.down.t());
+    }
+    start += n;
   }
-  return y.view(h.sizes());
+  return torch::empty_like(h2).index_copy_(0, order, ys).view(h.sizes());
 }
 
 torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache, bool last_logits_only) const {
@@ -209,7 +232,7 @@ TomoeMoe TomoeMoe::from_tensors(const ModelOptions& o, std::map<std::string, tor
                              "attn.vo_dec.weight", "attn.vo_dec.bias", "attn.vo_top_k", "ffn.router", "ffn.w_gate",
                              "ffn.w_up", "ffn.w_down", "ffn.widths"})
       m.at(layer_key(l, name));  // a missing tensor is a one-line error naming it
-  m.build_ropes();
+  m.build_derived();
   return m;
 }
 

@@ -5,8 +5,8 @@
 //              output limited to its top-K v/o dims chosen by the v/o router, whose Proj_E bias absorbs
 //              the mean expert embedding (1/N 1^T E) and whose decoder keeps only its v/o rows;
 //   MLP:       a bias-free router [N, d] and N experts holding only their kept channels, zero-padded to
-//              the widest so they stack as [N, k_max, d] (padding channels contribute silu(0) * 0 = 0);
-//              tokens are dispatched to their expert.
+//              the widest so they stack as [N, k_max, d] in the file; forward() cuts each expert to its
+//              own width and dispatches the tokens to their expert.
 // forward() uses only these tensors and equals the gated model in eval mode (tested to tolerance). The
 // v/o top-K is applied as a mask here: the weights stay whole because other tokens read other dims.
 #pragma once
@@ -50,11 +50,19 @@ class TomoeMoe {
   const std::map<std::string, torch::Tensor>& tensors() const { return t_; }
 
  private:
-  void build_ropes();
+  // What forward() derives from the tensors once: each layer's q/k rotation and, per expert, its gate and up
+  // rows cut to the expert's width and stacked (one matmul), and its down columns.
+  void build_derived();
   const torch::Tensor& at(const std::string& name) const;
   ModelOptions o_;
   std::map<std::string, torch::Tensor> t_;  // every weight, by name (the file's layout)
   std::vector<Rope> qk_rope_;               // per layer: the kept pairs' rotation
+  struct Expert {
+    torch::Tensor gate_up;  // [2 width, d]
+    torch::Tensor down;     // [d, width]
+    std::int64_t width = 0;
+  };
+  std::vector<std::vector<Expert>> experts_;  // per layer, per expert
 };
 
 }  // namespace moxlab
