@@ -46,6 +46,8 @@ Schema bind(Config& c) {
         "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts; tomoe: ToMoE head-dim masks)");
   s.add("model.ffn", m.ffn, {"dense", "mohd", "tomoe"},
         "FFN kind (mohd: MoHD sub-dimension routing; tomoe: ToMoE top-1 MLP experts)");
+  s.add("model.kernels", m.kernels, {"automatic", "reference", "sparse"},
+        "MoHD/MoH compute form: sparse kernels where measured faster (automatic), always the masked dense reference, or always sparse");
   for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
     const std::string k = std::string("mohd.") + part + ".";
     s.add(k + "sub_dims", mo->sub_dims, 1, 4096, "MoHD: sub-dimensions N the hidden dimension is sliced into");
@@ -185,7 +187,9 @@ std::string Config::hash() const {
   Config copy = *this;
   copy.run = RunOptions{};  // names and paths
   copy.train.threads = 0;   // how many cores a run used does not change what it computes
-  return sha256_hex(copy.to_json());
+  auto j = nlohmann::json::parse(copy.to_json());
+  j.erase("model.kernels");  // nor which kernels computed it (equal to rounding)
+  return sha256_hex(j.dump());
 }
 
 void apply_override(Config& cfg, const std::string& assignment) {

@@ -17,11 +17,15 @@ struct KvCache;     // core/model/kv_cache.h
 
 // Which form the method modules compute in. Reference: the dense-compute forms the paper equations are
 // written in (masks and zero gates); sparse: the gathered kernels of kernels/sparse, which skip what a
-// token does not use and equal the reference to rounding. Automatic: sparse for inference (no autograd)
-// without probes where the module's sparse form wins (each module states its rule), reference otherwise
-// (probe taps and training take the reference form; docs/performance.md has the measurements behind
-// these defaults).
+// token does not use and equal the reference to rounding (gradients included). Automatic: the sparse
+// form without probes where the module's rule says it wins, for inference and for training separately
+// (each module states its rule), reference otherwise (probe taps need the reference form's tensors;
+// docs/performance.md has the measurements behind these defaults).
 enum class Kernels { automatic, reference, sparse };
+// "automatic" | "reference" | "sparse" (model.kernels; the config checks the name).
+inline Kernels kernels_from_name(const std::string& name) {
+  return name == "reference" ? Kernels::reference : name == "sparse" ? Kernels::sparse : Kernels::automatic;
+}
 
 struct ForwardContext {
   ProbeRecorder* probes = nullptr;
@@ -41,10 +45,12 @@ struct ForwardContext {
   // others, and the output head is a large share of a small model's FLOPs.
   bool last_logits_only = false;
 
-  // Whether a module computes its sparse form; `wins`: the module's own rule for when that is faster.
-  bool sparse_kernels(bool wins = true) const {
+  // Whether a module computes its sparse form. The module's own rule says where that is faster: for
+  // inference (no autograd) and for training; probe taps always take the reference form.
+  bool sparse_kernels(bool wins_inference, bool wins_training) const {
     if (kernels == Kernels::sparse) return true;
-    return wins && kernels == Kernels::automatic && probes == nullptr && !torch::GradMode::is_enabled();
+    if (kernels != Kernels::automatic || probes != nullptr) return false;
+    return torch::GradMode::is_enabled() ? wins_training : wins_inference;
   }
 
   void tap(const std::string& name, const torch::Tensor& t) {

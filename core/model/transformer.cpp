@@ -54,6 +54,7 @@ torch::Tensor Transformer::output_weight() const {
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& ctx) {
+  if (ctx.kernels == Kernels::automatic) ctx.kernels = kernels_from_name(opts_.kernels);  // model.kernels
   const bool tomoe = hypernet && !ctx.gates_off;
   TomoeTrace own_trace;
   TomoeTrace* const caller_trace = ctx.tomoe;

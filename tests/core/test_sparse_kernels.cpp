@@ -13,6 +13,7 @@
 #include "core/model/mohd/monarch.h"
 #include "core/model/rope.h"
 #include "core/model/transformer.h"
+#include "core/config/config.h"
 #include "kernels/sparse/block_sparse_linear.h"
 #include "kernels/sparse/head_gathered_attention.h"
 #include "tests/core/mohd_support.h"
@@ -250,28 +251,53 @@ TEST_CASE("Training through the sparse kernels gives the reference gradients (Mo
   }
 }
 
-TEST_CASE("Kernel choice: automatic is sparse only for inference without probes, where the module's rule says it wins", "[kernels]") {
+TEST_CASE("Kernel choice: automatic follows the module's rule for inference and for training, never with probes", "[kernels]") {
   ForwardContext ctx;
   {
     torch::NoGradGuard ng;
-    CHECK(!ctx.sparse_kernels(false));  // the module's rule: its sparse form does not win here
+    CHECK(!ctx.sparse_kernels(false, true));  // the module's rule: its sparse form does not win for inference
+    CHECK(ctx.sparse_kernels(true, false));
     ctx.kernels = Kernels::sparse;
-    CHECK(ctx.sparse_kernels(false));   // forced
+    CHECK(ctx.sparse_kernels(false, false));  // forced
     ctx.kernels = Kernels::automatic;
   }
-  CHECK(!ctx.sparse_kernels());  // autograd on: training takes the reference form
+  CHECK(!ctx.sparse_kernels(true, false));  // autograd on: the training rule
+  CHECK(ctx.sparse_kernels(false, true));
   {
     torch::NoGradGuard ng;
-    CHECK(ctx.sparse_kernels());
     ProbeRecorder rec("blocks.0.attn.q");
     ctx.probes = &rec;
-    CHECK(!ctx.sparse_kernels());  // taps need the reference form's intermediate tensors
+    CHECK(!ctx.sparse_kernels(true, true));  // taps need the reference form's intermediate tensors
     ctx.probes = nullptr;
     ctx.kernels = Kernels::reference;
-    CHECK(!ctx.sparse_kernels());
+    CHECK(!ctx.sparse_kernels(true, true));
   }
   ctx.kernels = Kernels::sparse;
-  CHECK(ctx.sparse_kernels());
+  CHECK(ctx.sparse_kernels(false, false));
+  CHECK(kernels_from_name("reference") == Kernels::reference);
+  CHECK(kernels_from_name("sparse") == Kernels::sparse);
+  CHECK(kernels_from_name("automatic") == Kernels::automatic);
+}
+
+TEST_CASE("model.kernels sets the model's default form and leaves the config hash alone", "[kernels]") {
+  Config cfg;
+  cfg.model.vocab_size = 32;
+  cfg.model.dim = 16;
+  cfg.model.n_layers = 1;
+  cfg.model.n_heads = 2;
+  cfg.model.n_kv_heads = 2;
+  const std::string hash = cfg.hash();
+  cfg.model.kernels = "reference";
+  CHECK(cfg.hash() == hash);  // an execution choice: a run resumes whichever kernels it uses
+  Transformer m(cfg.model);
+  const auto tokens = torch::tensor({{1, 2, 3}}, torch::kLong);
+  ForwardContext automatic;
+  m.forward(tokens, automatic);
+  CHECK(automatic.kernels == Kernels::reference);
+  ForwardContext forced;
+  forced.kernels = Kernels::sparse;  // a caller's explicit choice wins over the model's default
+  m.forward(tokens, forced);
+  CHECK(forced.kernels == Kernels::sparse);
 }
 
 TEST_CASE("Sparse MoH on stories260K's weights and real text equals the reference", "[kernels][moh][import]") {

@@ -13,7 +13,7 @@ torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Fo
   // Measured (docs/performance.md): head gathering did not beat the reference form robustly (x1.02 at best
   // for the small preset at 50% of heads, slower at 75%, at the tiny scale and for single tokens), so
   // only Kernels::sparse asks for it. It has no KV cache: incremental decoding takes the reference form.
-  const bool sparse = ctx.kv_cache == nullptr && ctx.sparse_kernels(false);
+  const bool sparse = ctx.kv_cache == nullptr && ctx.sparse_kernels(false, false);
   torch::Tensor q, heads;
   if (!sparse) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
   else if (o_.router == "query_norm") q = wq(x).view({x.size(0), x.size(1), n_heads_, head_dim_});  // the router reads every query

@@ -44,9 +44,10 @@ MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
 }
 
 std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimRouting& r, const ForwardContext& ctx) const {
-  if (!ctx.sparse_kernels()) return std::nullopt;
+  if (!ctx.sparse_kernels(true, true)) return std::nullopt;  // reference forced, or probes
   Sparse s = sparse(r);
-  if (ctx.kernels != Kernels::sparse && !s.selection.grouped) return std::nullopt;
+  const bool wins = s.selection.grouped;  // inference and training alike (docs/performance.md)
+  if (!ctx.sparse_kernels(wins, wins)) return std::nullopt;
   return s;
 }
 
