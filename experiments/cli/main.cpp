@@ -7,9 +7,11 @@
 #include <c10/util/Exception.h>
 
 #include "core/common/error.h"
+#include "core/common/malloc_tuning.h"
 #include "experiments/cli/commands.h"
 
 int main(int argc, char** argv) {
+  moxlab::keep_freed_memory();
   CLI::App app{"moxlab: conditional sparsity in Transformers (MoHD, MoH, ToMoE)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help of every subcommand");
