@@ -1,7 +1,8 @@
 // `moxlab bench infer` end to end on a micro shape: every variant is timed and reported with its speedup
-// and FLOP-ideal, a real ToMoE export can join, and bad requests are one-line errors.
+// and FLOP-ideal, an op profile on request, and bad requests are one-line errors.
 #include "tests/core/torch_catch.h"
 
+#include "kernels/op_profile.h"
 #include "tests/core/cli_support.h"
 
 using namespace moxlab::testing;
@@ -19,11 +20,15 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   CHECK(r.out.find("Layer 0 alone") != std::string::npos);
   CHECK(r.out.find("| dense | 100.0% |") != std::string::npos);  // the baseline's own ratios are 1
 
-  auto some = run_cli(seq32 + " --variants mohd_50 --no-layers", dir);
+  auto some = run_cli(seq32 + " --variants mohd_50 --no-layers --profile 3", dir);
   REQUIRE(some.exit_code == 0);
   CHECK(some.out.find("| mohd_50 |") != std::string::npos);
   CHECK(some.out.find("| moh_50 |") == std::string::npos);
   CHECK(some.out.find("Layer 0 alone") == std::string::npos);
+  // The op profile: each variant's costliest ops by name and input shapes, three rows and the total.
+  CHECK(some.out.find("Profile of mohd_50's prefill") != std::string::npos);
+  CHECK(some.out.find("| aten::") != std::string::npos);
+  CHECK(some.out.find("| (all ") != std::string::npos);
 
   auto unknown = run_cli(seq32 + " --variants mohd_60", dir);
   CHECK(unknown.exit_code != 0);
@@ -34,4 +39,28 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   auto seq = run_cli(base + " --seq 128", dir);
   CHECK(seq.exit_code != 0);
   CHECK(seq.err.find("--seq plus the decoded token is longer than model.max_seq_len") != std::string::npos);
+}
+
+TEST_CASE("The op profile counts each op by name and shapes, self time within total time", "[bench]") {
+  const auto a = torch::randn({8, 8}), b = torch::randn({8, 4});
+  const auto ops = moxlab::profile_ops(
+      [&] {
+        auto c = torch::matmul(a, b);  // matmul (composite) calls mm
+        c = torch::mm(c.t(), c) + 1;
+      },
+      2);
+  auto find = [&](const std::string& name) {
+    for (const auto& op : ops)
+      if (op.name == name) return op;
+    FAIL("no op " << name);
+    return moxlab::OpTime{};
+  };
+  CHECK(find("aten::mm [8x8] [8x4]").calls == 1);  // per call of the profiled function
+  CHECK(find("aten::mm [4x8] [8x4]").calls == 1);
+  const auto matmul = find("aten::matmul [8x8] [8x4]");
+  CHECK(matmul.self_ms <= matmul.total_ms);
+  CHECK(matmul.total_ms >= find("aten::mm [8x8] [8x4]").total_ms);  // its child's time is inside it
+  for (std::size_t i = 1; i < ops.size(); ++i) CHECK(ops[i - 1].self_ms >= ops[i].self_ms);  // costliest first
+  const auto table = moxlab::format_op_profile(ops, 2);
+  CHECK(table.find("| (all ") != std::string::npos);
 }
