@@ -8,7 +8,9 @@ torch::Tensor sub_dim_balance_loss(const torch::Tensor& probs, int shared, doubl
   auto s = probs.narrow(-1, shared, n - shared).reshape({-1, n - shared});  // [M, n_spec]
   auto p = (s / s.sum(-1, true)).mean(0);                                   // P_i
   auto top = s.detach().argmax(-1);
-  auto f = torch::one_hot(top, n - shared).to(s.dtype()).mean(0);          // f_i
+  // f_i: the share of tokens whose top specialised score is i (a count: one_hot validates its input with
+  // two extra reductions and builds an [M, n] matrix, a measurable cost in every MoHD forward).
+  auto f = torch::bincount(top, {}, n - shared).to(s.dtype()) / static_cast<double>(top.size(0));
   return beta * (p * f).sum();
 }
 
