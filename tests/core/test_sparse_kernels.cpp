@@ -281,11 +281,7 @@ TEST_CASE("Kernel choice: automatic follows the module's rule for inference and 
 
 TEST_CASE("model.kernels sets the model's default form and leaves the config hash alone", "[kernels]") {
   Config cfg;
-  cfg.model.vocab_size = 32;
-  cfg.model.dim = 16;
-  cfg.model.n_layers = 1;
-  cfg.model.n_heads = 2;
-  cfg.model.n_kv_heads = 2;
+  cfg.model = small_options();
   const std::string hash = cfg.hash();
   cfg.model.kernels = "reference";
   CHECK(cfg.hash() == hash);  // an execution choice: a run resumes whichever kernels it uses
