@@ -29,6 +29,7 @@ struct Subject {
     if (moe) return void(moe->forward(tokens, cache, last));
     ForwardContext ctx;
     ctx.kernels = k;
+    ctx.aux_losses_wanted = false;
     ctx.kv_cache = cache;
     ctx.last_logits_only = last;
     model->forward(tokens, ctx);
@@ -38,6 +39,7 @@ struct Subject {
     auto& block = *model->blocks->ptr<BlockImpl>(0);
     ForwardContext ctx;
     ctx.kernels = k;
+    ctx.aux_losses_wanted = false;
     block.attn->forward(h, model->rope(), ctx, block.taps);
   }
   void feed_forward(const torch::Tensor& h, Kernels k) {
@@ -45,6 +47,7 @@ struct Subject {
     auto& block = *model->blocks->ptr<BlockImpl>(0);
     ForwardContext ctx;
     ctx.kernels = k;
+    ctx.aux_losses_wanted = false;
     block.ffn->forward(h, ctx, block.taps);
   }
   // Forward FLOPs per token with `context` keys per query and the output head run for `head_rows` of the

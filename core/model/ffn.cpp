@@ -33,6 +33,11 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
   return y;
 }
 
+torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up) {
+  if (torch::GradMode::is_enabled()) return torch::silu(gate) * up;
+  return torch::silu_(gate).mul_(up);
+}
+
 std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int layer) {
   if (o.ffn == "dense") return std::make_shared<SwiGLU>(o);
   if (o.ffn == "tomoe") return std::make_shared<TomoeFeedForward>(o, layer);

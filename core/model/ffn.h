@@ -27,6 +27,9 @@ class SwiGLU : public FeedForward {
   torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
 };
 
+// SiLU(gate) ⊙ up. `gate` is consumed: without autograd the result is written over it (no temporaries).
+torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up);
+
 std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int layer);
 
 }  // namespace moxlab

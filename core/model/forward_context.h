@@ -30,6 +30,9 @@ inline Kernels kernels_from_name(const std::string& name) {
 struct ForwardContext {
   ProbeRecorder* probes = nullptr;
   std::vector<std::pair<std::string, torch::Tensor>> aux_losses;  // (name, scalar already weighted)
+  // Whether method modules add their auxiliary losses: passes whose losses nobody trains on (evaluation,
+  // generation, benchmarks) skip computing them.
+  bool aux_losses_wanted = true;
   // Diagnostics of this pass that are not losses (e.g. ToMoE's active-parameter ratio); the trainer logs
   // their means as "train/NAME".
   std::vector<std::pair<std::string, double>> stats;

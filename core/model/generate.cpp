@@ -23,6 +23,7 @@ std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::in
     const long n = static_cast<long>(seq.size());
     ForwardContext ctx;
     ctx.last_logits_only = true;
+    ctx.aux_losses_wanted = false;
     long start = static_cast<long>(from);
     if (n <= max_len) {
       ctx.kv_cache = &cache;

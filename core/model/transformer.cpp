@@ -81,6 +81,7 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& 
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens) {
   ForwardContext ctx;
+  ctx.aux_losses_wanted = false;  // the context is discarded
   return forward(tokens, ctx);
 }
 

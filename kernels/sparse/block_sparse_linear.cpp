@@ -1,6 +1,13 @@
 #include "kernels/sparse/block_sparse_linear.h"
 
+#include <algorithm>
+#include <numeric>
 #include <string>
+#include <vector>
+
+#include <ATen/Parallel.h>
+
+#include "kernels/sparse/monarch_mix.h"
 
 namespace moxlab {
 
@@ -12,32 +19,45 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
   s.blocks = static_cast<int>(active.size(1));
   s.shared = shared;
   TORCH_CHECK(shared >= 0 && shared <= s.blocks, "block selection: shared out of range");
-  if (shared > 0 && s.tokens > 0)
-    TORCH_CHECK(active.narrow(1, 0, shared).all().item<bool>(), "block selection: a shared block is inactive for some token");
+  // The [M, N] mask is read on the host: it is tiny, and a dozen small tensor ops (and a sync) per
+  // component were a measurable share of a MoHD forward (docs/performance.md).
+  const auto mask = active.to(torch::kCPU).contiguous();
+  const bool* a = mask.data_ptr<bool>();
+  for (std::int64_t m = 0; m < s.tokens; ++m)
+    for (int i = 0; i < shared; ++i)
+      TORCH_CHECK(a[m * s.blocks + i], "block selection: a shared block is inactive for some token");
   const int routed = s.blocks - shared;
   if (routed == 0) return s;
   if (routed <= 62 && layout != "per_block") {
-    // Each token's set of routed blocks as a bit key; sorting by it makes every set a run of rows.
-    const auto bits = torch::pow(2, torch::arange(routed, torch::kLong));
-    const auto key = (active.narrow(1, shared, routed).to(torch::kLong) * bits).sum(1);
-    auto [sorted, order] = torch::sort(key, /*stable=*/true, 0, false);
-    auto [values, inverse_unused, counts] = torch::unique_consecutive(sorted, false, true);
-    const auto* v = values.data_ptr<std::int64_t>();
-    const auto* c = counts.data_ptr<std::int64_t>();
+    // Each token's set of routed blocks as a bit key; a stable sort by it makes every set a run of rows.
+    std::vector<std::int64_t> key(static_cast<std::size_t>(s.tokens));
+    for (std::int64_t m = 0; m < s.tokens; ++m) {
+      std::int64_t k = 0;
+      for (int i = 0; i < routed; ++i) k |= static_cast<std::int64_t>(a[m * s.blocks + shared + i]) << i;
+      key[static_cast<std::size_t>(m)] = k;
+    }
+    auto order = torch::empty({s.tokens}, torch::kLong);
+    std::int64_t* o = order.data_ptr<std::int64_t>();
+    std::iota(o, o + s.tokens, std::int64_t{0});
+    std::stable_sort(o, o + s.tokens, [&](std::int64_t x, std::int64_t y) { return key[x] < key[y]; });
     std::vector<Group> groups;
-    std::int64_t start = 0, matmuls = 0;
-    for (std::int64_t g = 0; g < values.size(0); ++g) {
-      Group gr{start, c[g], {}};
+    std::int64_t matmuls = 0;
+    for (std::int64_t r = 0; r < s.tokens;) {
+      const std::int64_t k = key[static_cast<std::size_t>(o[r])];
+      Group gr{r, 0, {}};
+      while (r < s.tokens && key[static_cast<std::size_t>(o[r])] == k) ++r, ++gr.count;
       for (int i = 0; i < routed; ++i)
-        if ((v[g] >> i) & 1) gr.blocks.push_back(shared + i);
+        if ((k >> i) & 1) gr.blocks.push_back(shared + i);
       matmuls += static_cast<std::int64_t>(gr.blocks.size());
-      start += c[g];
       groups.push_back(std::move(gr));
     }
     if (layout == "grouped" || matmuls <= 2 * routed) {
+      auto inverse = torch::empty({s.tokens}, torch::kLong);
+      std::int64_t* inv = inverse.data_ptr<std::int64_t>();
+      for (std::int64_t r = 0; r < s.tokens; ++r) inv[o[r]] = r;
       s.grouped = true;
-      s.order = order;
-      s.inverse = torch::empty_like(order).scatter_(0, order, torch::arange(s.tokens, torch::kLong));
+      s.order = order.to(active.device());
+      s.inverse = inverse.to(active.device());
       s.groups = std::move(groups);
       return s;
     }
@@ -98,6 +118,73 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
     auto part = torch::matmul(h.index_select(0, idx), w.narrow(0, i * b, b).t());
     y.narrow(1, i * b, b).index_copy_(0, idx, part * scale.select(1, i).index_select(0, idx).unsqueeze(1));
   }
+  return y;
+}
+
+torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
+                                            const torch::Tensor& scale, const torch::Tensor& b2) {
+  const std::int64_t d = w.size(0), b = d / s.blocks, M = h.size(0);
+  TORCH_CHECK(s.grouped && M == s.tokens, "block-sparse output to tokens: needs the grouped layout");
+  TORCH_CHECK(w.size(1) == h.size(1) && d % s.blocks == 0 && scale.size(0) == M && scale.size(1) == s.blocks,
+              "block-sparse output to tokens: shape mismatch");
+  TORCH_CHECK(h.is_cpu() && h.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat && !torch::GradMode::is_enabled(),
+              "block-sparse output to tokens: CPU float32 without autograd");
+  const std::int64_t sb = s.shared * b;
+  std::size_t widest = 0;
+  for (const auto& g : s.groups) widest = std::max(widest, g.blocks.size());
+  const std::int64_t rb = static_cast<std::int64_t>(widest) * b;
+  // Products, compact: the shared blocks of every row, then each group's routed blocks side by side.
+  const auto shared = sb > 0 ? torch::mm(h, w.narrow(0, 0, sb).t()) : torch::empty({M, 0}, h.options());
+  auto routed = torch::empty({M, rb}, h.options());
+  std::vector<std::int32_t> row_group(static_cast<std::size_t>(M));
+  for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
+    const auto& g = s.groups[gi];
+    std::fill(row_group.begin() + g.start, row_group.begin() + g.start + g.count, static_cast<std::int32_t>(gi));
+    if (g.blocks.empty() || g.count == 0) continue;
+    const auto n = static_cast<std::int64_t>(g.blocks.size());
+    torch::Tensor wg;
+    if (n == 1) {
+      wg = w.narrow(0, g.blocks[0] * b, b);
+    } else {
+      std::vector<torch::Tensor> parts;
+      for (int i : g.blocks) parts.push_back(w.narrow(0, i * b, b));
+      wg = torch::cat(parts);
+    }
+    auto out = routed.narrow(0, g.start, g.count).narrow(1, 0, n * b);
+    torch::mm_out(out, h.narrow(0, g.start, g.count), wg.t());
+  }
+  const auto sc = scale.contiguous();
+  const auto mix = b2.defined() ? monarch_mix_weights(b2) : torch::Tensor();
+  const std::int64_t groups = mix.defined() ? mix.size(0) : 0;
+  TORCH_CHECK(!mix.defined() || groups * mix.size(2) == d, "block-sparse output to tokens: Monarch shape mismatch");
+  auto y = torch::empty({M, d}, h.options());
+  float *sp = shared.data_ptr<float>(), *rp = routed.data_ptr<float>();
+  const float* scp = sc.data_ptr<float>();
+  const float* bp = mix.defined() ? mix.data_ptr<float>() : nullptr;
+  const auto order = s.order.to(torch::kCPU).contiguous();
+  const std::int64_t* op = order.data_ptr<std::int64_t>();
+  float* yp = y.data_ptr<float>();
+  const std::int64_t mix_r = groups > 0 ? d / groups : 0, per_block = groups > 0 ? b / mix_r : 0;
+  TORCH_CHECK(groups == 0 || (b % mix_r == 0), "block-sparse output to tokens: blocks must hold whole Monarch groups");
+  at::parallel_for(0, M, 16, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<MixInput> in;
+    for (std::int64_t r = begin; r < end; ++r) {
+      const float* scale_r = scp + r * s.blocks;
+      float* dst = yp + op[r] * d;
+      // Each active block's values, scaled in place in the products: (block, its values).
+      in.clear();
+      auto add_block = [&](int i, float* src) {
+        for (std::int64_t c = 0; c < b; ++c) src[c] *= scale_r[i];
+        if (groups == 0) return std::copy(src, src + b, dst + i * b), void();
+        for (std::int64_t j = 0; j < per_block; ++j) in.push_back({i * per_block + j, src + j * mix_r});
+      };
+      if (groups == 0) std::fill(dst, dst + d, 0.0f);
+      for (int i = 0; i < s.shared; ++i) add_block(i, sp + r * sb + i * b);
+      const auto& blocks = s.groups[static_cast<std::size_t>(row_group[static_cast<std::size_t>(r)])].blocks;
+      for (std::size_t j = 0; j < blocks.size(); ++j) add_block(blocks[j], rp + r * rb + static_cast<std::int64_t>(j) * b);
+      if (groups > 0) monarch_mix_row(in.data(), static_cast<std::int64_t>(in.size()), bp, dst, groups, mix_r);
+    }
+  });
   return y;
 }
 

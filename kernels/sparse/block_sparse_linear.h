@@ -50,4 +50,14 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
 torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
                                          const torch::Tensor& scale);
 
+// Inference form of block_sparse_output_linear in the grouped layout, followed by Monarch's second factor
+// (b2 [r, groups, groups], MoHD Eq. 9; undefined: none) and from_rows, as one pass over the rows after
+// the matmuls: the shared blocks' product and each group's routed blocks are written compactly, then
+// each row's active blocks are scaled and mixed from there straight to its token's position (inactive
+// blocks are zero, so the mix reads only the active ones: half its work for MoHD's 4 of 8). Saves the
+// zero-filled [M, d] result, the scaling and placing copies, the mix's own pass over [M, d] and the
+// un-permutation. Returns [M, d] in token order. CPU float32, no autograd.
+torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
+                                            const torch::Tensor& scale, const torch::Tensor& b2 = {});
+
 }  // namespace moxlab

@@ -30,6 +30,30 @@ TEST_CASE("MoHD router: softmax over centroids, shared always on, top-k of the r
   CHECK(r.gates[0][0].item<float>() == Approx(s[0]).epsilon(1e-4));
   CHECK(r.gates[0][1].item<float>() == 0.0f);
   CHECK(r.gates[0][2].item<float>() == Approx(s[2]).epsilon(1e-4));
+  // alpha = N * (s_0 + s_2) = 4 * 0.746180 = 2.984720: block weights s_0 alpha = 0.265483, s_2 alpha = 1.961648.
+  CHECK(r.weights[0][0].item<float>() == Approx(0.265483).epsilon(1e-4));
+  CHECK(r.weights[0][1].item<float>() == 0.0f);
+  CHECK(r.weights[0][2].item<float>() == Approx(1.961648).epsilon(1e-4));
+  {  // Without autograd the routing after the scores is one pass (kernels/sparse/sub_dim_topk): same values.
+    torch::NoGradGuard ng;
+    auto f = router(torch::tensor({{1.0f, 2.0f}}));
+    for (const auto* name : {"probs", "gates", "weights"}) {
+      INFO(name);
+      const auto& got = std::string(name) == "probs" ? f.probs : std::string(name) == "gates" ? f.gates : f.weights;
+      const auto& want = std::string(name) == "probs" ? r.probs : std::string(name) == "gates" ? r.gates : r.weights;
+      CHECK(torch::allclose(got, want.detach(), 1e-5, 1e-6));
+    }
+    CHECK(f.active.equal(r.active));
+    // Many tokens, 2 of 6 routed after 2 shared, without scaling: the torch form's results.
+    SubDimRouter wide(5, mohd(8, 4, 2, 0, false));
+    const auto x = torch::randn({3, 40, 5});
+    const auto fast = wide(x);
+    torch::AutoGradMode on(true);
+    const auto ref = wide(x);
+    CHECK(fast.active.equal(ref.active));
+    CHECK(torch::allclose(fast.weights, ref.weights.detach(), 1e-5, 1e-6));
+    CHECK(torch::allclose(fast.probs, ref.probs.detach(), 1e-5, 1e-6));
+  }
   // Without shared sub-dimensions the top-2 overall are 2 and 1.
   SubDimRouter plain(2, mohd(4, 2, 0, 0));
   plain->centroids->weight.data().copy_(router->centroids->weight.data());
@@ -172,6 +196,12 @@ TEST_CASE("A MoHD model trains: gradients reach routers and fusion, balance loss
   auto logits = m.forward(tokens, ctx);
   CHECK(logits.sizes() == torch::IntArrayRef({2, 8, 32}));
   CHECK(ctx.aux_losses.size() == 4);  // attention and FFN balance in each of 2 layers
+  {  // a pass whose losses nobody trains on (evaluation, generation, benchmarks) computes none
+    ForwardContext inference;
+    inference.aux_losses_wanted = false;
+    m.forward(tokens, inference);
+    CHECK(inference.aux_losses.empty());
+  }
   auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 32}), tokens.view({-1})) + ctx.total_aux_loss();
   loss.backward();
   for (const auto& p : m.named_parameters()) {

@@ -88,6 +88,16 @@ TEST_CASE("Block-sparse input and output maps read and write only active blocks 
   const auto y = block_sparse_output_linear(torch::tensor({{1.0f}, {2.0f}}), torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}}), s,
                                             torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}}));
   CHECK(y.equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 12.0f, 16.0f}})));
+  // The one-pass inference form (grouped: the sets {0} and {1}, rows in token order here) gives the same,
+  // and with Monarch's second factor b2[c] = ((1, 1), (0, 2)) for both columns c (groups of 2):
+  // y[0, c] = x[0, c] + x[1, c], y[1, c] = 2 x[1, c] -> token 0 (0.5, 1, 0, 0), token 1 (12, 16, 24, 32).
+  REQUIRE(s.grouped);
+  torch::NoGradGuard ng;
+  const auto h = torch::tensor({{1.0f}, {2.0f}}), w = torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}});
+  const auto scale = torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}});
+  CHECK(block_sparse_output_to_tokens(h, w, s, scale).equal(y));
+  const auto b2 = torch::tensor({{1.0f, 1.0f}, {0.0f, 2.0f}}).expand({2, 2, 2}).contiguous();
+  CHECK(block_sparse_output_to_tokens(h, w, s, scale, b2).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
   // A shared block must be active for every token.
   CHECK_THROWS(BlockSelection::from_mask(active, 1));
 }
@@ -109,6 +119,13 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
     CHECK(s.grouped == (layout == "grouped"));
     CHECK(close(s.from_rows(block_sparse_input_linear(s.to_rows(x), w_in, s, bias)), torch::matmul(x * mask, w_in.t()) + bias));
     CHECK(close(s.from_rows(block_sparse_output_linear(s.to_rows(h), w_out, s, s.to_rows(scale))), reference));
+    if (s.grouped) {  // the one-pass inference form, also with Monarch's second factor (2 groups per block)
+      torch::NoGradGuard ng;
+      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), w_out, s, s.to_rows(scale)), reference));
+      Monarch fusion(d, 2 * N);
+      const auto mixed = [&] { torch::AutoGradMode on(true); return fusion->second_factor(reference).detach(); }();  // einsum form
+      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), w_out, s, s.to_rows(scale), fusion->b2), mixed));
+    }
     // No shared blocks at all.
     auto free = torch::rand({M, N}) < 0.5;
     const auto s0 = BlockSelection::from_mask(free, 0, layout);
@@ -193,7 +210,7 @@ TEST_CASE("Sparse MoHD models equal the reference forward (50%, 75%, no fusion, 
   }
 }
 
-TEST_CASE("The cached Monarch fold follows in-place weight updates", "[kernels][mohd]") {
+TEST_CASE("Cached derived weights (Monarch fold, stacked QKV and gate/up) follow in-place weight updates", "[kernels][mohd]") {
   ModelOptions o = small_options();
   o.attention = o.ffn = "mohd";
   o.mohd_attn = o.mohd_ffn = mohd(8, 4, 3, 8);
@@ -202,10 +219,13 @@ TEST_CASE("The cached Monarch fold follows in-place weight updates", "[kernels][
   m.eval();
   torch::NoGradGuard ng;
   const auto tokens = torch::randint(0, 50, {2, 9}, torch::kLong);
-  logits_with(m, tokens, Kernels::sparse);  // caches B1 W_O and B1 W_down
-  for (const auto& p : m.named_parameters())
-    if (p.key().find("w2") != std::string::npos || p.key().find("monarch.b1") != std::string::npos) p.value().mul_(1.5);
-  CHECK(close(logits_with(m, tokens, Kernels::sparse), logits_with(m, tokens, Kernels::reference)));
+  logits_with(m, tokens, Kernels::sparse);  // caches B1 W_O, B1 W_down, [W_Q; W_K; W_V] and [W_gate; W_up]
+  for (const std::string name : {"w2", "monarch.b1", "wk", "w3"}) {
+    INFO(name);
+    for (const auto& p : m.named_parameters())
+      if (p.key().find(name) != std::string::npos) p.value().mul_(1.5);
+    CHECK(close(logits_with(m, tokens, Kernels::sparse), logits_with(m, tokens, Kernels::reference)));
+  }
 }
 
 TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-norm, code gates, no shared)", "[kernels][moh]") {

@@ -20,7 +20,7 @@ torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Fo
   const HeadRouting r = head_router->forward(x, q);
   ctx.tap(taps.attn_router_probs, r.gates);
   ctx.tap(taps.attn_router_topk, r.selected);
-  if (loss_weight_ > 0 && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
+  if (loss_weight_ > 0 && ctx.aux_losses_wanted && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
     const std::string name = taps.attn_router_probs.substr(0, taps.attn_router_probs.size() - std::string("router.probs").size());
     ctx.aux_losses.emplace_back(name + "balance",
                                 loss_weight_ * head_balance_loss(r.routed_probs, r.selected.narrow(-1, o_.shared, head_router->routed_heads()),

@@ -19,17 +19,23 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   const auto r = mixer->route(x, ctx, balance_name(taps.attn_router_probs), taps.attn_router_probs, taps.attn_router_topk);
   const auto sparse = mixer->sparse_if_wins(r, ctx);
   if (!sparse) return mixer->combine(inner->forward(mixer->mask_input(x, r), rope, ctx, taps), r);  // Eq. 14
-  // Sparse: Q, K, V read only the active input blocks, W_O writes only the active output blocks.
+  // Sparse: Q, K, V read only the active input blocks (one matrix: a single grouped product and
+  // un-permutation), W_O writes only the active output blocks.
   const auto B = x.size(0), T = x.size(1);
   const auto& s = *sparse;
   const auto& rows = s.selection;
-  const auto x2 = rows.to_rows(x.reshape({B * T, x.size(2)}));
   const auto& a = *inner;
-  auto project = [&](const torch::nn::Linear& w, int heads) {  // back in token order: attention needs positions
-    return rows.from_rows(block_sparse_input_linear(x2, w->weight, rows, w->bias)).view({B, T, heads, a.head_dim()});
-  };
-  const auto heads = a.attend(project(a.wq, a.n_heads()), project(a.wk, a.n_kv_heads()), project(a.wv, a.n_kv_heads()), rope, ctx);
-  return rows.from_rows(mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s)).view(x.sizes());
+  const auto wqkv = fused_.get({a.wq->weight, a.wk->weight, a.wv->weight}, [&] {
+    return torch::cat({a.wq->weight, a.wk->weight, a.wv->weight});
+  });
+  const auto bqkv = a.wq->bias.defined() ? fused_.get({a.wq->bias, a.wk->bias, a.wv->bias}, [&] {
+    return torch::cat({a.wq->bias, a.wk->bias, a.wv->bias});
+  }) : torch::Tensor();
+  const auto qkv = rows.from_rows(block_sparse_input_linear(rows.to_rows(x.reshape({B * T, x.size(2)})), wqkv, rows, bqkv));
+  const std::int64_t hd = a.head_dim(), nq = a.n_heads() * hd, nkv = a.n_kv_heads() * hd;
+  auto part = [&](std::int64_t from, std::int64_t width) { return qkv.narrow(1, from, width).view({B, T, width / hd, hd}); };
+  const auto heads = a.attend(part(0, nq), part(nq, nkv), part(nq + nkv, nkv), rope, ctx);
+  return mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s).view(x.sizes());
 }
 
 ParamCount MohdAttention::param_count() const { return mixer->wrap(inner->param_count()); }
@@ -43,12 +49,15 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
   const auto r = mixer->route(x, ctx, balance_name(taps.ffn_router_probs), taps.ffn_router_probs, taps.ffn_router_topk);
   const auto sparse = mixer->sparse_if_wins(r, ctx);
   if (!sparse) return mixer->combine(inner->forward(mixer->mask_input(x, r), ctx, taps), r);  // Eq. 16
-  // Sparse: W_gate and W_up read only the active input blocks, W_down writes only the active output blocks.
+  // Sparse: W_gate and W_up (one matrix) read only the active input blocks, W_down writes only the active
+  // output blocks.
   const auto& s = *sparse;
-  const auto x2 = s.selection.to_rows(x.reshape({-1, x.size(-1)}));
-  const auto act = torch::silu(block_sparse_input_linear(x2, inner->w1->weight, s.selection)) *
-                   block_sparse_input_linear(x2, inner->w3->weight, s.selection);
-  return s.selection.from_rows(mixer->sparse_output(act, inner->w2->weight, s)).view(x.sizes());
+  const auto& w = *inner;
+  const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
+  const auto gate_up = block_sparse_input_linear(s.selection.to_rows(x.reshape({-1, x.size(-1)})), w13, s.selection);
+  const auto hidden = w.w1->weight.size(0);
+  return mixer->sparse_output(swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden)), w.w2->weight, s)
+      .view(x.sizes());
 }
 
 ParamCount MohdFeedForward::param_count() const { return mixer->wrap(inner->param_count()); }

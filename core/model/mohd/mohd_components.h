@@ -17,6 +17,9 @@ class MohdAttention : public Attention {
   ParamCount param_count() const override;
   std::shared_ptr<DenseAttention> inner;
   MohdMixer mixer{nullptr};
+
+ private:
+  DerivedWeights fused_;  // W_Q, W_K, W_V stacked (and their biases) for the sparse form
 };
 
 class MohdFeedForward : public FeedForward {
@@ -26,6 +29,9 @@ class MohdFeedForward : public FeedForward {
   ParamCount param_count() const override;
   std::shared_ptr<SwiGLU> inner;
   MohdMixer mixer{nullptr};
+
+ private:
+  DerivedWeights fused_;  // W_gate and W_up stacked for the sparse form
 };
 
 }  // namespace moxlab

@@ -1,7 +1,5 @@
 #include "core/model/mohd/mohd_mixer.h"
 
-#include <algorithm>
-
 #include "core/common/error.h"
 #include "core/model/mohd/balance_loss.h"
 
@@ -23,7 +21,7 @@ SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, 
   SubDimRouting r = router(x);
   ctx.tap(probs_tap, r.probs);
   ctx.tap(topk_tap, r.active.to(torch::kFloat));
-  if (o_.balance_beta > 0) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
+  if (o_.balance_beta > 0 && ctx.aux_losses_wanted) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
   return r;
 }
 
@@ -31,15 +29,10 @@ torch::Tensor MohdMixerImpl::mask_input(const torch::Tensor& x, const SubDimRout
   return x * expand_to_dims(r.active.to(x.dtype()), block_);  // Eq. 8
 }
 
-// alpha = N * sum of the active gates (Sec. 4.2), or 1 without scaling.
-static torch::Tensor block_weights(const SubDimRouting& r, const MohdOptions& o) {
-  return o.scaling ? r.gates * (static_cast<double>(o.sub_dims) * r.gates.sum(-1, true)) : r.gates;
-}
-
 MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
   Sparse s;
   s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared);
-  s.scale = s.selection.to_rows(block_weights(r, o_).reshape({-1, o_.sub_dims}));
+  s.scale = s.selection.to_rows(r.weights.reshape({-1, o_.sub_dims}));
   return s;
 }
 
@@ -52,25 +45,23 @@ std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimR
 }
 
 torch::Tensor MohdMixerImpl::folded(const torch::Tensor& w) {
-  if (torch::GradMode::is_enabled()) return monarch->fold_first_factor(w);  // training: the graph needs it
-  auto c = std::find_if(fold_cache_.begin(), fold_cache_.end(), [&](const FoldCache& f) { return f.w.is_same(w); });
-  if (c == fold_cache_.end()) c = fold_cache_.insert(c, FoldCache{w, -1, -1, {}});  // stale: computed below
-  if (c->w_version != w._version() || c->b1_version != monarch->b1._version())
-    *c = {w, w._version(), monarch->b1._version(), monarch->fold_first_factor(w)};
-  return c->value;
+  return folds_.get({w, monarch->b1}, [&] { return monarch->fold_first_factor(w); });
 }
 
 torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s) {
-  if (!monarch) return block_sparse_output_linear(h, w, s.selection, s.scale);
-  if (monarch->can_fold(o_.sub_dims))  // B1 (w h) block by block = (B1 w) h; inactive blocks stay 0
-    return monarch->second_factor(block_sparse_output_linear(h, folded(w), s.selection, s.scale));
-  return monarch(block_sparse_output_linear(h, w, s.selection, s.scale));
+  const auto& sel = s.selection;
+  // B1 (w h) block by block = (B1 w) h; inactive blocks stay 0.
+  const bool fold = monarch && monarch->can_fold(o_.sub_dims);
+  if (!torch::GradMode::is_enabled() && sel.grouped && h.is_cpu() && h.scalar_type() == torch::kFloat && (!monarch || fold))
+    return block_sparse_output_to_tokens(h, fold ? folded(w) : w, sel, s.scale, fold ? monarch->b2 : torch::Tensor());
+  if (!monarch) return sel.from_rows(block_sparse_output_linear(h, w, sel, s.scale));
+  if (fold) return sel.from_rows(monarch->second_factor(block_sparse_output_linear(h, folded(w), sel, s.scale)));
+  return sel.from_rows(monarch(block_sparse_output_linear(h, w, sel, s.scale)));
 }
 
 torch::Tensor MohdMixerImpl::combine(const torch::Tensor& y, const SubDimRouting& r) {
-  // ||_i g_i Dim_i(x_s) (Eq. 8) times alpha = N * sum of the active gates (Sec. 4.2), which lifts the
-  // softmax weights (< 1) back up.
-  auto weighted = y * expand_to_dims(block_weights(r, o_), block_);
+  // ||_i g_i Dim_i(x_s) (Eq. 8) times alpha = N * sum of the active gates (Sec. 4.2, SubDimRouting::weights).
+  auto weighted = y * expand_to_dims(r.weights, block_);
   return monarch ? monarch(weighted) : weighted;  // Eq. 9-10
 }
 

@@ -17,6 +17,7 @@
 
 #include <torch/torch.h>
 
+#include "core/model/derived_weights.h"
 #include "core/model/forward_context.h"
 #include "core/model/mohd/monarch.h"
 #include "core/model/mohd/mohd_options.h"
@@ -49,8 +50,9 @@ class MohdMixerImpl : public torch::nn::Module {
   std::optional<Sparse> sparse_if_wins(const SubDimRouting& routing, const ForwardContext& ctx) const;
   // h [M, k] through the output-side matrix w [d, k], then scaling and fusion: equals combine() of the
   // dense component's output, computing only the active output blocks (B1 folded into w when aligned).
-  // Input-side matrices take block_sparse_input_linear(x, w, selection). Rows of h, x and the results
-  // are in the selection's row order (Sparse::selection.to_rows / from_rows).
+  // Input-side matrices take block_sparse_input_linear(x, w, selection). Rows of h and x are in the
+  // selection's row order (Sparse::selection.to_rows), the result in token order. Without autograd the
+  // scaling, fusion and un-permutation are one pass (block_sparse_output_to_tokens).
   torch::Tensor sparse_output(const torch::Tensor& h, const torch::Tensor& w, const Sparse& s);
 
   // Parameters of a component wrapped by this mixer: matrices active in active/N, router and fusion always.
@@ -62,12 +64,7 @@ class MohdMixerImpl : public torch::nn::Module {
  private:
   // B1 w, cached for inference while neither w nor B1 changes (the fold is a [d, d/groups, k] product).
   torch::Tensor folded(const torch::Tensor& w);
-  struct FoldCache {
-    torch::Tensor w;  // held, so its identity cannot be reused by another tensor
-    std::int64_t w_version = -1, b1_version = -1;
-    torch::Tensor value;
-  };
-  std::vector<FoldCache> fold_cache_;
+  DerivedWeights folds_;
   int dim_, block_;
   MohdOptions o_;
 };

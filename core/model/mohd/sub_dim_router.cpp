@@ -1,10 +1,12 @@
 #include "core/model/mohd/sub_dim_router.h"
 
 #include "core/common/error.h"
+#include "kernels/sparse/sub_dim_topk.h"
 
 namespace moxlab {
 
-SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o) : n_(o.sub_dims), active_(o.active), shared_(o.shared) {
+SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
+    : n_(o.sub_dims), active_(o.active), shared_(o.shared), scaling_(o.scaling) {
   require(n_ >= 1 && active_ >= 1 && active_ <= n_ && shared_ >= 0 && shared_ <= active_,
           "MoHD router needs 0 <= shared <= active <= sub_dims");
   centroids = register_module("centroids", torch::nn::Linear(torch::nn::LinearOptions(dim, n_).bias(false)));
@@ -12,7 +14,12 @@ SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o) : n_(o.sub_dim
 
 SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
   SubDimRouting r;
-  r.probs = torch::softmax(centroids(x), -1);  // Eq. 11: s_i = Softmax_i(x^T phi_i)
+  const auto logits = centroids(x);
+  if (!torch::GradMode::is_enabled() && logits.is_cpu() && logits.scalar_type() == torch::kFloat) {
+    const auto t = sub_dim_top_k(logits.reshape({-1, n_}), shared_, active_ - shared_, scaling_);
+    return {t.probs.view(logits.sizes()), t.gates.view(logits.sizes()), t.active.view(logits.sizes()), t.weights.view(logits.sizes())};
+  }
+  r.probs = torch::softmax(logits, -1);  // Eq. 11: s_i = Softmax_i(x^T phi_i)
   // Eq. 12: shared sub-dimensions 0..shared-1 always; top (active - shared) of the specialised rest.
   auto active = torch::zeros_like(r.probs, torch::kBool);
   if (shared_ > 0) active.narrow(-1, 0, shared_).fill_(true);
@@ -24,6 +31,8 @@ SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
   }
   r.active = active;
   r.gates = r.probs * active.to(r.probs.dtype());  // gradient reaches the router through the kept scores
+  // alpha = N * sum of the active gates (Sec. 4.2) lifts the softmax weights (< 1) back up.
+  r.weights = scaling_ ? r.gates * (static_cast<double>(n_) * r.gates.sum(-1, true)) : r.gates;
   return r;
 }
 

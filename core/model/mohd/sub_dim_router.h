@@ -1,6 +1,7 @@
 // The MoHD router of one component (Eq. 11-12): scores s = Softmax(x phi) over the N sub-dimension
 // centroids phi (one row of d per sub-dimension), gates g_i = s_i for the `shared` first sub-dimensions
-// and for the top (active - shared) of the others by score, g_i = 0 otherwise.
+// and for the top (active - shared) of the others by score, g_i = 0 otherwise. Without autograd on the
+// CPU the whole routing after the centroid scores is one pass (kernels/sparse/sub_dim_topk.h).
 #pragma once
 #include <torch/torch.h>
 
@@ -12,6 +13,7 @@ struct SubDimRouting {
   torch::Tensor probs;  // [..., N] s, softmax over all N (Eq. 11)
   torch::Tensor gates;  // [..., N] g: s on active sub-dimensions, 0 elsewhere (Eq. 12)
   torch::Tensor active; // [..., N] bool: which sub-dimensions the token uses
+  torch::Tensor weights;  // [..., N] each output block's weight g * alpha, alpha = N * sum(g) (Sec. 4.2; g without scaling)
 };
 
 class SubDimRouterImpl : public torch::nn::Module {
@@ -22,6 +24,7 @@ class SubDimRouterImpl : public torch::nn::Module {
 
  private:
   int n_, active_, shared_;
+  bool scaling_;
 };
 TORCH_MODULE(SubDimRouter);
 

@@ -1,0 +1,19 @@
+// MoHD's router after its centroid scores, for inference, in one pass over the [M, N] logits (instead of
+// softmax, top-k, scatter, masks and the scaling as a dozen small tensor ops per component):
+//   probs   s = Softmax(x phi)                          (Eq. 11)
+//   active  the first `shared` and the top `routed` of the others by s (ties: the lower index)  (Eq. 12)
+//   gates   g = s on active sub-dimensions, 0 elsewhere  (Eq. 12)
+//   weights g * alpha, alpha = N * sum(g) (Sec. 4.2's activation scaling), or g without scaling
+// CPU float32, no autograd (SubDimRouter keeps the differentiable form for training).
+#pragma once
+#include <torch/torch.h>
+
+namespace moxlab {
+
+struct SubDimTopK {
+  torch::Tensor probs, active, gates, weights;  // [M, N]; active is bool
+};
+
+SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bool scaling);
+
+}  // namespace moxlab
