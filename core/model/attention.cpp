@@ -29,12 +29,14 @@ DenseAttention::DenseAttention(const ModelOptions& o)
 namespace {
 
 // softmax(q k^T + mask) v for queries [B, Hkv, rows, hq] stacked head-major over a run of positions, keys
-// [B, Hkv, Tk, hq]; `mask` [positions, Tk] (true = hidden) or undefined.
+// [B, Hkv, Tk, hq]; `mask` [positions, n] (true = hidden) over the last n keys, or undefined.
 torch::Tensor attend_rows(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
                           std::int64_t group) {
   auto scores = torch::matmul(q, k.transpose(-2, -1));  // [B, Hkv, rows, Tk]
   if (mask.defined())  // in place: matmul's backward does not read its output
-    scores.view({q.size(0), q.size(1), group, -1, k.size(2)}).masked_fill_(mask, -std::numeric_limits<float>::infinity());
+    scores.view({q.size(0), q.size(1), group, -1, k.size(2)})
+        .narrow(-1, k.size(2) - mask.size(1), mask.size(1))
+        .masked_fill_(mask, -std::numeric_limits<float>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v);
 }
 
@@ -65,7 +67,8 @@ torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor&
   for (std::int64_t t0 = 0; t0 < T; t0 += kQueryTile) {
     const auto n = std::min(kQueryTile, T - t0), keys = past + t0 + n;
     const auto rows = qs.narrow(3, t0, n).reshape({B, Hkv, group * n, q.size(3)});
-    const auto mask = torch::ones({n, keys}, bool_opts).triu(past + t0 + 1);
+    // Query i of the tile sees keys up to past + t0 + i: what it must not see lies in the tile's last n keys.
+    const auto mask = torch::ones({n, n}, bool_opts).triu(1);
     tiles.push_back(attend_rows(rows, kc.narrow(2, 0, keys), vc.narrow(2, 0, keys), mask, group).view({B, Hkv, group, n, v.size(3)}));
   }
   return (tiles.size() == 1 ? tiles[0] : torch::cat(tiles, 3)).view({B, H, T, v.size(3)});

@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/config/config.h"
 #include "core/io/safetensors.h"
+#include "core/model/ffn.h"
 #include "core/model/kv_cache.h"
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
@@ -164,7 +165,7 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
       out.zero_();
     } else {
       const auto gate_up = torch::mm(xs.narrow(0, start, n), ex.gate_up.t());  // [n, 2 width]
-      torch::mm_out(out, torch::silu(gate_up.narrow(1, 0, ex.width)) * gate_up.narrow(1, ex.width, ex.width), ex.down.t());
+      torch::mm_out(out, swiglu_activation(gate_up.narrow(1, 0, ex.width), gate_up.narrow(1, ex.width, ex.width)), ex.down.t());
     }
     start += n;
   }
