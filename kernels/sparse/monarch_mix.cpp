@@ -11,32 +11,41 @@ torch::Tensor monarch_mix_weights(const torch::Tensor& b2) {
   return b2.permute({1, 2, 0}).contiguous();  // [k, j, c]: the weights of output group k, input group j along c
 }
 
+namespace {
+
+// Output groups k0 .. k0 + K - 1 of the row, columns c0 .. c0 + C - 1: K x C accumulators in registers
+// (K independent chains hide the multiply-add latency), one store per output.
+template <int K, int C>
+__attribute__((always_inline)) inline void mix_tile(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
+                     std::int64_t r, std::int64_t k0, std::int64_t c0) {
+  float acc[K][C] = {};
+  for (std::int64_t i = 0; i < n_inputs; ++i) {
+    const float* x = inputs[i].x + c0;
+    for (int k = 0; k < K; ++k) {
+      const float* w = bt + ((k0 + k) * groups + inputs[i].group) * r + c0;
+      for (int c = 0; c < C; ++c) acc[k][c] += w[c] * x[c];
+    }
+  }
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c) y[(k0 + k) * r + c0 + c] = acc[k][c];
+}
+
+}  // namespace
+
 // Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning):
-// the build targets generic x86-64, and this loop is the whole cost of the mix. Columns go in chunks of
-// 16 accumulated in registers over the inputs (one store per output instead of one per input).
+// the build targets generic x86-64, and this loop is the whole cost of the mix.
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
                      std::int64_t r) {
-  constexpr int kChunk = 16;
-  for (std::int64_t k = 0; k < groups; ++k) {
-    float* yk = y + k * r;
-    const float* wk = bt + k * groups * r;
-    std::int64_t c0 = 0;
-    for (; c0 + kChunk <= r; c0 += kChunk) {
-      float acc[kChunk] = {};
-      for (std::int64_t i = 0; i < n_inputs; ++i) {
-        const float* x = inputs[i].x + c0;
-        const float* w = wk + inputs[i].group * r + c0;
-        for (int c = 0; c < kChunk; ++c) acc[c] += w[c] * x[c];
-      }
-      for (int c = 0; c < kChunk; ++c) yk[c0 + c] = acc[c];
-    }
-    for (; c0 < r; ++c0) {
-      float acc = 0;
-      for (std::int64_t i = 0; i < n_inputs; ++i) acc += wk[inputs[i].group * r + c0] * inputs[i].x[c0];
-      yk[c0] = acc;
-    }
+  constexpr int kGroups = 4, kColumns = 16;
+  std::int64_t c0 = 0;
+  for (; c0 + kColumns <= r; c0 += kColumns) {
+    std::int64_t k0 = 0;
+    for (; k0 + kGroups <= groups; k0 += kGroups) mix_tile<kGroups, kColumns>(inputs, n_inputs, bt, y, groups, r, k0, c0);
+    for (; k0 < groups; ++k0) mix_tile<1, kColumns>(inputs, n_inputs, bt, y, groups, r, k0, c0);
   }
+  for (; c0 < r; ++c0)
+    for (std::int64_t k0 = 0; k0 < groups; ++k0) mix_tile<1, 1>(inputs, n_inputs, bt, y, groups, r, k0, c0);
 }
 
 torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2) {

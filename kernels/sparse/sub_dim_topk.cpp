@@ -16,16 +16,17 @@ SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bo
   const float* xp = x.data_ptr<float>();
   float *pp = r.probs.data_ptr<float>(), *gp = r.gates.data_ptr<float>(), *wp = r.weights.data_ptr<float>();
   bool* ap = r.active.data_ptr<bool>();
-  at::parallel_for(0, M, 256, [&](std::int64_t begin, std::int64_t end) {
+  at::parallel_for(0, M, 128, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t m = begin; m < end; ++m) {
       const float* z = xp + m * N;
       float *p = pp + m * N, *g = gp + m * N, *w = wp + m * N;
       bool* a = ap + m * N;
       float top = z[0];
       for (std::int64_t i = 1; i < N; ++i) top = std::max(top, z[i]);
-      double sum = 0;
+      float sum = 0;
       for (std::int64_t i = 0; i < N; ++i) sum += (p[i] = std::exp(z[i] - top));
-      for (std::int64_t i = 0; i < N; ++i) p[i] = static_cast<float>(p[i] / sum);
+      const float inv = 1.0f / sum;
+      for (std::int64_t i = 0; i < N; ++i) p[i] *= inv;
       for (int i = 0; i < shared; ++i) a[i] = true;
       for (int k = 0; k < routed; ++k) {  // routed is small (top-1 or a few): repeated argmax
         std::int64_t best = -1;
