@@ -26,7 +26,8 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
   auto up = w3(x);
   ctx.tap(taps.ffn_gate, gate);
   ctx.tap(taps.ffn_up, up);
-  auto act = torch::silu(gate) * up;
+  // In place (no autograd) unless a probe may hold the gate tensor.
+  auto act = ctx.probes ? torch::silu(gate) * up : swiglu_activation(gate, up);
   ctx.tap(taps.ffn_act, act);
   auto y = w2(act);
   ctx.tap(taps.ffn_out, y);
