@@ -1,6 +1,8 @@
 // RMSNorm and RoPE: the two position-free/position-only pieces of the LLaMA block.
 #include "core/model/rmsnorm.h"
 #include "core/model/rope.h"
+#include "kernels/fused/rms_norm.h"
+#include "kernels/fused/rope.h"
 
 namespace moxlab {
 
@@ -8,11 +10,14 @@ RMSNormImpl::RMSNormImpl(int dim, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({dim}));
 }
 
-torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  if (rms_norm_fusable(x, weight)) return rms_norm_inference(x, weight, eps);
   auto xf = x.to(torch::kFloat32);
-  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return (y * weight).to(x.scalar_type());
 }
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return rms_norm(x, weight, eps_); }
 
 Rope::Rope(int head_dim, int max_seq_len, double theta) {
   const int half = head_dim / 2;
@@ -40,6 +45,7 @@ torch::Tensor rotate_pairs(const torch::Tensor& xp, const torch::Tensor& c, cons
 }  // namespace
 
 torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
+  if (rope_fusable(x, cos_)) return rope_inference(x, cos_, sin_, start);  // inference: one pass
   const auto T = x.size(1);
   TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");
   auto c = cos_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});

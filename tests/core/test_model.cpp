@@ -7,6 +7,8 @@
 #include "core/model/generate.h"
 #include "core/model/param_count.h"
 #include "core/model/transformer.h"
+#include "kernels/fused/rms_norm.h"
+#include "kernels/fused/rope.h"
 
 using namespace moxlab;
 
@@ -31,6 +33,19 @@ TEST_CASE("RMSNorm matches x / sqrt(mean(x^2) + eps) * g", "[model]") {
   // rms = sqrt((9 + 16) / 2) = 3.5355339
   CHECK(y[0][0].item<float>() == Approx(3.0 / 3.5355339).epsilon(1e-6));
   CHECK(y[0][1].item<float>() == Approx(2.0 * 4.0 / 3.5355339).epsilon(1e-6));
+  {  // without autograd: the one-pass kernel (kernels/fused/rms_norm.h), same values
+    torch::NoGradGuard ng;
+    CHECK(rms_norm_fusable(torch::tensor({{3.0f, 4.0f}}), norm->weight));
+    CHECK(torch::allclose(norm(torch::tensor({{3.0f, 4.0f}})), y.detach(), 1e-6, 1e-7));
+    // rows wider than the kernel's 8 lanes with a tail (d = 21), eps > 0, against the torch form
+    torch::manual_seed(3);
+    RMSNorm wide(21, 1e-5);
+    wide->weight.data().uniform_(0.5, 1.5);
+    const auto x = torch::randn({3, 5, 21});
+    const auto fast = wide(x);
+    torch::AutoGradMode on(true);
+    CHECK(torch::allclose(fast, wide(x).detach(), 1e-5, 1e-6));
+  }
 }
 
 TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
@@ -48,6 +63,19 @@ TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
   CHECK(p1[3].item<float>() == Approx(std::cos(0.01)).epsilon(1e-6));
   // rotation keeps norms
   CHECK(y.norm().item<float>() == Approx(x.norm().item<float>()));
+  {  // without autograd: the one-pass kernel (kernels/fused/rope.h), same values; also on a strided view
+     // (MoHD's q is a slice of one Q/K/V product) and from a later start position (a KV cache)
+    torch::NoGradGuard ng;
+    CHECK(torch::allclose(rope.apply(x), y, 1e-6, 1e-7));
+    torch::manual_seed(8);
+    Rope wide(6, 16, 10000.0);
+    const auto qkv = torch::randn({2, 5, 4 * 6 + 3});
+    const auto q = qkv.narrow(2, 3, 4 * 6).view({2, 5, 4, 6});
+    REQUIRE(rope_fusable(q, torch::ones({16, 3})));
+    const auto fast = wide.apply(q, 7);
+    torch::AutoGradMode on(true);
+    CHECK(torch::allclose(fast, wide.apply(q, 7), 1e-6, 1e-6));
+  }
 }
 
 TEST_CASE("Grouped-query attention equals attention with explicitly shared K/V heads", "[model]") {

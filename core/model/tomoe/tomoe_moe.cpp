@@ -8,6 +8,7 @@
 #include "core/io/safetensors.h"
 #include "core/model/ffn.h"
 #include "core/model/kv_cache.h"
+#include "core/model/rmsnorm.h"
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
@@ -17,9 +18,6 @@ namespace moxlab {
 namespace {
 constexpr const char* kConfigKey = "moxlab.tomoe_moe.config";
 std::string layer_key(int l, const std::string& name) { return "layers." + std::to_string(l) + "." + name; }
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
-  return x * torch::rsqrt(x.pow(2).mean(-1, true) + eps) * w;
-}
 }  // namespace
 
 const torch::Tensor& TomoeMoe::at(const std::string& name) const {

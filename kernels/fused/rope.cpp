@@ -1,0 +1,40 @@
+#include "kernels/fused/rope.h"
+
+#include <ATen/Parallel.h>
+
+namespace moxlab {
+
+bool rope_fusable(const torch::Tensor& x, const torch::Tensor& cos) {
+  return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.stride(3) == 1 &&
+         x.size(3) % 2 == 0 && cos.is_cpu() && cos.scalar_type() == torch::kFloat && cos.is_contiguous() && cos.size(1) * 2 == x.size(3);
+}
+
+torch::Tensor rope_inference(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, std::int64_t start) {
+  TORCH_CHECK(rope_fusable(x, cos) && sin.is_contiguous() && sin.sizes() == cos.sizes(), "fused RoPE: shape, dtype or layout mismatch");
+  const std::int64_t B = x.size(0), T = x.size(1), H = x.size(2), half = x.size(3) / 2;
+  TORCH_CHECK(start + T <= cos.size(0), "sequence longer than model.max_seq_len");
+  auto y = torch::empty({B, T, H, 2 * half}, x.options());
+  const float* xp = x.data_ptr<float>();
+  const float *cp = cos.data_ptr<float>(), *sp = sin.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  const std::int64_t sb = x.stride(0), st = x.stride(1), sh = x.stride(2);
+  at::parallel_for(0, B * T, 16, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t bt = begin; bt < end; ++bt) {
+      const std::int64_t b = bt / T, t = bt % T;
+      const float* c = cp + (start + t) * half;
+      const float* s = sp + (start + t) * half;
+      for (std::int64_t h = 0; h < H; ++h) {
+        const float* in = xp + b * sb + t * st + h * sh;
+        float* out = yp + (bt * H + h) * 2 * half;
+        for (std::int64_t i = 0; i < half; ++i) {
+          const float x0 = in[2 * i], x1 = in[2 * i + 1];
+          out[2 * i] = x0 * c[i] - x1 * s[i];
+          out[2 * i + 1] = x0 * s[i] + x1 * c[i];
+        }
+      }
+    }
+  });
+  return y;
+}
+
+}  // namespace moxlab
