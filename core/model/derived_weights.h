@@ -3,6 +3,7 @@
 // (its version counter moved) or is another tensor. With autograd on they are always recomputed, so
 // the graph reaches the sources.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -14,10 +15,8 @@ class DerivedWeights {
  public:
   torch::Tensor get(const std::vector<torch::Tensor>& sources, const std::function<torch::Tensor()>& compute) {
     if (torch::GradMode::is_enabled()) return compute();
-    Entry* e = nullptr;
-    for (auto& c : entries_)
-      if (same(c.sources, sources)) e = &c;
-    if (!e) e = &entries_.emplace_back(Entry{sources, {}, {}});
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& c) { return same(c.sources, sources); });
+    Entry* e = it != entries_.end() ? &*it : &entries_.emplace_back(Entry{sources, {}, {}});
     std::vector<std::int64_t> versions;
     for (const auto& s : sources) versions.push_back(s.defined() ? static_cast<std::int64_t>(s._version()) : -1);
     if (!e->value.defined() || e->versions != versions) {

@@ -3,7 +3,6 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
-#include <vector>
 
 namespace moxlab {
 

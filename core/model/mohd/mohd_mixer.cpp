@@ -52,11 +52,11 @@ torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::
   const auto& sel = s.selection;
   // B1 (w h) block by block = (B1 w) h; inactive blocks stay 0.
   const bool fold = monarch && monarch->can_fold(o_.sub_dims);
+  const auto wf = fold ? folded(w) : w;
   if (!torch::GradMode::is_enabled() && sel.grouped && h.is_cpu() && h.scalar_type() == torch::kFloat && (!monarch || fold))
-    return block_sparse_output_to_tokens(h, fold ? folded(w) : w, sel, s.scale, fold ? monarch->b2 : torch::Tensor());
-  if (!monarch) return sel.from_rows(block_sparse_output_linear(h, w, sel, s.scale));
-  if (fold) return sel.from_rows(monarch->second_factor(block_sparse_output_linear(h, folded(w), sel, s.scale)));
-  return sel.from_rows(monarch(block_sparse_output_linear(h, w, sel, s.scale)));
+    return block_sparse_output_to_tokens(h, wf, sel, s.scale, fold ? monarch->b2 : torch::Tensor());
+  const auto y = block_sparse_output_linear(h, wf, sel, s.scale);
+  return sel.from_rows(!monarch ? y : fold ? monarch->second_factor(y) : monarch(y));
 }
 
 torch::Tensor MohdMixerImpl::combine(const torch::Tensor& y, const SubDimRouting& r) {

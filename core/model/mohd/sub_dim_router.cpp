@@ -13,12 +13,12 @@ SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
 }
 
 SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
-  SubDimRouting r;
   const auto logits = centroids(x);
   if (!torch::GradMode::is_enabled() && logits.is_cpu() && logits.scalar_type() == torch::kFloat) {
     const auto t = sub_dim_top_k(logits.reshape({-1, n_}), shared_, active_ - shared_, scaling_);
     return {t.probs.view(logits.sizes()), t.gates.view(logits.sizes()), t.active.view(logits.sizes()), t.weights.view(logits.sizes())};
   }
+  SubDimRouting r;
   r.probs = torch::softmax(logits, -1);  // Eq. 11: s_i = Softmax_i(x^T phi_i)
   // Eq. 12: shared sub-dimensions 0..shared-1 always; top (active - shared) of the specialised rest.
   auto active = torch::zeros_like(r.probs, torch::kBool);
