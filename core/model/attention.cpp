@@ -7,6 +7,7 @@
 #include "core/model/moh/moh_attention.h"
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/tomoe/tomoe_modules.h"
+#include "kernels/fused/attention.h"
 
 namespace moxlab {
 
@@ -49,6 +50,13 @@ constexpr std::int64_t kQueryTile = 64;
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale) {
+  if (attention_fusable(q, k, v))
+    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale);
+  return dot_product_attention_torch(q, k, v, causal, scale);
+}
+
+torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                          double scale) {
   const auto B = q.size(0), H = q.size(1), T = q.size(2), Hkv = k.size(1), Tk = k.size(2);
   TORCH_CHECK(H % Hkv == 0, "attention: query heads must be a multiple of key/value heads");
   TORCH_CHECK(!causal || Tk >= T, "attention: causal queries need their own keys");

@@ -57,8 +57,13 @@ class DenseAttention : public Attention {
 // position (the ViT's patch tokens); q: [B, H, T, hq], k: [B, Hkv, T, hq], v: [B, Hkv, T, hd] with query
 // head h reading key/value head h / (H / Hkv) (grouped-query attention); scale 0 means 1 / sqrt(hq)
 // (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
+// Without autograd on float32 CPU tensors it runs the one-pass kernel (kernels/fused/attention.h), else the
+// torch form below.
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale = 0);
+// The torch-op form (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
+torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                          double scale = 0);
 
 std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer);
 

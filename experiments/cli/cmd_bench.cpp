@@ -1,5 +1,6 @@
 // `moxlab bench train --config FILE.toml [--steps N] [--repeats R]`
 // `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F]`
+// `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
 // Training throughput and model FLOP utilisation: tokens/s over timed optimiser steps (after warm-up)
 // and MFU = achieved model FLOP/s / matmul peak measured in the same process. Batches are random token
 // ids of the configured shape (throughput does not depend on the text). Medians over repeats.
@@ -19,6 +20,7 @@
 #include "core/model/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
+#include "kernels/attention_bench.h"
 #include "kernels/inference_bench.h"
 #include "kernels/matmul_peak.h"
 #include "kernels/timing.h"
@@ -76,6 +78,12 @@ struct InferArgs {
   int vocab = 8192;
   bool no_layers = false;
   InferenceBenchOptions bench;
+};
+
+struct AttentionArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  AttentionBenchOptions bench;
 };
 
 }  // namespace
@@ -185,6 +193,21 @@ void register_bench(CLI::App& app) {
     std::fflush(stdout);
     const auto rows = run_inference_bench(cases, i->bench);
     std::printf("%s", format_inference_bench(rows, i->bench).c_str());
+  });
+
+  auto at = std::make_shared<AttentionArgs>();
+  auto* attn = bench->add_subcommand("attention", "The attention core alone: the fused inference kernel vs the torch form");
+  attn->add_option("--config", at->config, "TOML config: the model shape (heads, KV heads, head width) and train.threads")->required();
+  attn->add_option("--set", at->sets, "key=value override");
+  attn->add_option("--batch", at->bench.batch, "prefill batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  attn->add_option("--seq", at->bench.seq, "prefill length (and the decode step's cached keys)")->check(CLI::PositiveNumber)->capture_default_str();
+  attn->add_option("--repeats", at->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  attn->callback([at]() {
+    const Config cfg = load_config(at->config, at->sets);
+    const int threads = set_torch_threads(cfg.train.threads);
+    const auto& m = cfg.model;
+    std::printf("bench attention: %d heads (%d kv), head_dim %d, causal  threads %d\n\n", m.n_heads, m.n_kv_heads, m.head_dim(), threads);
+    std::printf("%s", format_attention_bench(run_attention_bench(m, at->bench)).c_str());
   });
 }
 

@@ -1,0 +1,247 @@
+#include "kernels/fused/attention.h"
+
+#include <omp.h>
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace moxlab {
+
+namespace {
+
+// Eight floats in GCC's vector extension: one AVX2 register in the x86-64-v3 clone below, two SSE ones in
+// the baseline clone; multiply-adds contract to FMA instructions where the target has them.
+typedef float f8 __attribute__((vector_size(32)));
+typedef std::int32_t i8 __attribute__((vector_size(32)));
+#define MOXLAB_INLINE __attribute__((always_inline)) inline
+// The helpers taking and returning f8 are always inlined into the multiversioned loops: no call crosses an
+// ABI boundary, so GCC's note that AVX vector arguments change the ABI does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+MOXLAB_INLINE f8 load8(const float* p) {
+  f8 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+MOXLAB_INLINE void store8(float* p, f8 v) { __builtin_memcpy(p, &v, sizeof v); }
+MOXLAB_INLINE f8 splat(float x) { return f8{} + x; }
+
+// e^x, x <= 0 here (scores minus their row maximum): x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2;
+// e^r by Cephes' degree-6 minimax polynomial for expf (relative error ~1e-7); 2^n built in the exponent
+// bits. Below -87.3 the result would leave float's normal range; it is clamped there (e^-87.3 ~ 1e-38,
+// nothing next to a row maximum's e^0 = 1).
+MOXLAB_INLINE f8 exp8(f8 x) {
+  const f8 lowest = splat(-87.3f);
+  x = x < lowest ? lowest : x;
+  // Adding 1.5 * 2^23 rounds x / ln2 to an integer held in the low mantissa bits: n as a float and as
+  // the integer difference of the bit patterns, with no conversion instruction.
+  const f8 magic = splat(12582912.0f);
+  const f8 shifted = x * splat(1.44269504088896341f) + magic;
+  const f8 n = shifted - magic;
+  const i8 n_int = (i8)shifted - (i8)magic;
+  const f8 r = x - n * splat(0.693359375f) - n * splat(-2.12194440e-4f);  // ln 2 in two parts: r exact
+  f8 p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  const f8 er = p * r * r + r + splat(1.0f);
+  return er * (f8)((n_int + 127) << 23);
+}
+
+// One query row: its queries, where its output goes, and how many keys (from the first) it sees.
+struct QueryRow {
+  const float* q;
+  float* out;
+  std::int64_t keys;
+};
+
+// Scores of R rows against 16 keys: s[r][j] = q_r . k_j over the packed K^T (hq rows of ldk floats),
+// R x 2 accumulators in registers.
+template <int R>
+MOXLAB_INLINE void score_tile(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, float* s,
+                              std::int64_t lds) {
+  f8 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = f8{};
+  for (std::int64_t d = 0; d < hq; ++d) {
+    const f8 k0 = load8(kt + d * ldk), k1 = load8(kt + d * ldk + 8);
+    for (int r = 0; r < R; ++r) {
+      const f8 qd = splat(rows[r].q[d]);
+      acc[r][0] += qd * k0;
+      acc[r][1] += qd * k1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    store8(s + r * lds, acc[r][0]);
+    store8(s + r * lds + 8, acc[r][1]);
+  }
+}
+
+// The row's first `keys` scores become exp(scale * (s - max)), the rest up to `width` zero; returns
+// 1 / their sum.
+MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width, float scale) {
+  std::int64_t j = 0;
+  f8 mv = splat(-std::numeric_limits<float>::infinity());
+  for (; j + 8 <= keys; j += 8) {
+    const f8 x = load8(s + j);
+    mv = x > mv ? x : mv;
+  }
+  float m = -std::numeric_limits<float>::infinity();
+  for (int l = 0; l < 8; ++l) m = std::max(m, mv[l]);
+  for (; j < keys; ++j) m = std::max(m, s[j]);
+  const f8 sc = splat(scale), shift = splat(scale * m);
+  f8 sv{};
+  for (j = 0; j + 8 <= keys; j += 8) {
+    const f8 e = exp8(load8(s + j) * sc - shift);
+    store8(s + j, e);
+    sv += e;
+  }
+  float sum = 0;
+  for (int l = 0; l < 8; ++l) sum += sv[l];
+  if (j < keys) {  // the last partial vector through a padded copy
+    float tail[8];
+    for (int l = 0; l < 8; ++l) tail[l] = j + l < keys ? s[j + l] : m;
+    const f8 e = exp8(load8(tail) * sc - shift);
+    for (; j < keys; ++j) sum += (s[j] = e[j % 8]);
+  }
+  std::fill(s + keys, s + width, 0.0f);
+  return 1.0f / sum;
+}
+
+// out_r[c0 .. c0 + 8 NV) = inv_r * sum_j p_r[j] v_j: R rows x NV vectors of accumulators, each V row read
+// once for the R rows.
+template <int R, int NV>
+MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys, const float* v, std::int64_t ldv,
+                            const QueryRow* rows, const float* inv, std::int64_t c0) {
+  f8 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < NV; ++n) acc[r][n] = f8{};
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const float* vj = v + j * ldv + c0;
+    for (int n = 0; n < NV; ++n) {
+      const f8 vv = load8(vj + 8 * n);
+      for (int r = 0; r < R; ++r) acc[r][n] += splat(p[r * lds + j]) * vv;
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < NV; ++n) store8(rows[r].out + c0 + 8 * n, acc[r][n] * inv[r]);
+}
+
+template <int R>
+MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys, const float* v, std::int64_t ldv,
+                            std::int64_t hd, const QueryRow* rows, const float* inv) {
+  for (std::int64_t c0 = 0; c0 < hd; c0 += 48) {
+    switch (std::min<std::int64_t>(6, (hd - c0) / 8)) {
+      case 6: mix_tile<R, 6>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      case 5: mix_tile<R, 5>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      case 4: mix_tile<R, 4>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      case 3: mix_tile<R, 3>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      case 2: mix_tile<R, 2>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      default: mix_tile<R, 1>(p, lds, keys, v, ldv, rows, inv, c0); break;
+    }
+  }
+}
+
+// R (1..4) query rows of one key/value head: scores for the keys the last of them sees, softmax, mix.
+// `s` holds R rows of lds floats (lds >= the keys rounded up to 16, the packed K^T's padding).
+template <int R>
+MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* v,
+                                std::int64_t ldv, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+  std::int64_t keys = 0;
+  for (int r = 0; r < R; ++r) keys = std::max(keys, rows[r].keys);
+  for (std::int64_t j0 = 0; j0 < keys; j0 += 16) score_tile<R>(rows, kt + j0, ldk, hq, s + j0, lds);
+  float inv[R];
+  for (int r = 0; r < R; ++r) inv[r] = softmax_row(s + r * lds, rows[r].keys, keys, scale);
+  int r0 = 0;
+  for (; r0 + 2 <= R; r0 += 2) mix_rows<2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, ldv, hd, rows + r0, inv + r0);
+  if (r0 < R) mix_rows<1>(s + r0 * lds, lds, rows[r0].keys, v, ldv, hd, rows + r0, inv + r0);
+}
+
+// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* v,
+                 std::int64_t ldv, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+  std::int64_t i = 0;
+  for (; i + 4 <= n_rows; i += 4) attend_block<4>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds);
+  switch (n_rows - i) {
+    case 3: attend_block<3>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
+    case 2: attend_block<2>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
+    case 1: attend_block<1>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
+    default: break;
+  }
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+float exp_one(float x) { return exp8(splat(x))[0]; }
+
+// Query positions per work item: an item is (batch, key/value head, this many positions x the group's
+// query heads), so a causal prefill splits into items of unequal work handed out dynamically.
+constexpr std::int64_t kPositionsPerItem = 16;
+
+}  // namespace
+
+float attention_exp(float x) { return exp_one(x); }
+
+bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const auto ok = [](const torch::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 4 && (t.size(3) <= 1 || t.stride(3) == 1);
+  };
+  return !torch::GradMode::is_enabled() && ok(q) && ok(k) && ok(v) && v.size(3) % 8 == 0 && v.size(3) > 0 && q.size(3) > 0 &&
+         k.size(3) == q.size(3) && k.size(0) == q.size(0) && v.size(0) == q.size(0) && k.size(1) == v.size(1) &&
+         k.size(2) == v.size(2) && k.size(1) > 0 && q.size(1) % k.size(1) == 0;
+}
+
+torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                  double scale) {
+  TORCH_CHECK(attention_fusable(q, k, v), "fused attention: needs float32 CPU q/k/v [B, heads, T, d] with contiguous rows, "
+                                          "matching shapes, a value width that is a multiple of 8 and no autograd");
+  const std::int64_t B = q.size(0), H = q.size(1), T = q.size(2), hq = q.size(3), Hkv = k.size(1), Tk = k.size(2),
+                     hd = v.size(3), group = H / Hkv;
+  TORCH_CHECK(!causal || Tk >= T, "fused attention: causal queries need their own keys");
+  auto out = torch::empty({B, T, H, hd}, q.options());
+  if (out.numel() == 0) return out.transpose(1, 2);
+  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 16 (the score tile's width).
+  const std::int64_t ldk = (Tk + 15) / 16 * 16;
+  auto kt = torch::zeros({B, Hkv, hq, ldk}, q.options());
+  const float* kp = k.data_ptr<float>();
+  float* ktp = kt.data_ptr<float>();
+  at::parallel_for(0, B * Hkv, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t bg = begin; bg < end; ++bg) {
+      const float* src = kp + (bg / Hkv) * k.stride(0) + (bg % Hkv) * k.stride(1);
+      float* dst = ktp + bg * hq * ldk;
+      for (std::int64_t j = 0; j < Tk; ++j)
+        for (std::int64_t d = 0; d < hq; ++d) dst[d * ldk + j] = src[j * k.stride(2) + d];
+    }
+  });
+  const float* qp = q.data_ptr<float>();
+  const float* vp = v.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  const std::int64_t tiles = (T + kPositionsPerItem - 1) / kPositionsPerItem, items = B * Hkv * tiles;
+  const auto past = Tk - T;
+  const auto scale_f = static_cast<float>(scale);
+  // Dynamic scheduling: causal items differ in work by up to T / kPositionsPerItem times.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(at::get_num_threads()) if (items > 1 && !omp_in_parallel())
+  for (std::int64_t item = 0; item < items; ++item) {
+    const std::int64_t b = item / (Hkv * tiles), g = item / tiles % Hkv, t0 = item % tiles * kPositionsPerItem;
+    const std::int64_t n = std::min(kPositionsPerItem, T - t0);
+    // Position-major rows: the group's heads at one position see the same keys, so a block of four rows
+    // wastes no score work when the group is a multiple of 4.
+    std::vector<QueryRow> rows;
+    rows.reserve(static_cast<std::size_t>(n * group));
+    for (std::int64_t t = t0; t < t0 + n; ++t)
+      for (std::int64_t h = g * group; h < (g + 1) * group; ++h)
+        rows.push_back({qp + b * q.stride(0) + h * q.stride(1) + t * q.stride(2), op + ((b * T + t) * H + h) * hd,
+                        causal ? past + t + 1 : Tk});
+    std::vector<float> scores(static_cast<std::size_t>(4 * ldk));
+    attend_rows(rows.data(), static_cast<std::int64_t>(rows.size()), ktp + (b * Hkv + g) * hq * ldk, ldk, hq,
+                vp + b * v.stride(0) + g * v.stride(1), v.stride(2), hd, scale_f, scores.data(), ldk);
+  }
+  return out.transpose(1, 2);
+}
+
+}  // namespace moxlab

@@ -1,0 +1,26 @@
+// Scaled dot-product attention for inference in one pass per query row: softmax(q k^T * scale) v with
+// grouped-query heads and an optional causal mask, as register-tiled multiply-adds over a packed K^T and
+// V rows read in place, with the softmax's exponential vectorised in between. The torch form
+// (core/model/attention.cpp) runs two batched GEMMs with a small inner dimension (the head width) and a
+// softmax pass per 64-query tile; this one keeps a block of four query rows' scores in L1 and never
+// materialises more.
+//
+// q [B, H, T, hq], k [B, Hkv, Tk, hq], v [B, Hkv, Tk, hd]: float32 CPU, each with its last dimension
+// contiguous (any other strides: the callers pass transposed [B, T, heads, d] views); query head h reads
+// key/value head h / (H / Hkv). Causal: query t is at key position Tk - T + t and sees keys up to it.
+// Returns [B, H, T, hd] as a view of a contiguous [B, T, H, hd] (what the output projection reads).
+// No autograd; attention_fusable() says when it applies (hd a multiple of 8).
+#pragma once
+#include <torch/torch.h>
+
+namespace moxlab {
+
+bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                  double scale);
+
+// e^x for one value through the kernel's vectorised exponential (range reduction to 2^n e^r, |r| <= ln2/2,
+// and a degree-6 polynomial); exposed for its accuracy test.
+float attention_exp(float x);
+
+}  // namespace moxlab
