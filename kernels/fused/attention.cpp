@@ -61,55 +61,52 @@ struct QueryRow {
   std::int64_t keys;
 };
 
-// Scores of R rows against 16 keys: s[r][j] = q_r . k_j over the packed K^T (hq rows of ldk floats),
-// R x 2 accumulators in registers.
-template <int R>
+// Scores of R rows against 8 NK keys: s[r][j] = q_r . k_j over the packed K^T (hq rows of ldk floats),
+// R x NK accumulators in registers. Where every key of the tile is seen by every row (`seen`), the rows'
+// running maxima take the tile's too, so the softmax needs no separate pass for them.
+template <int R, int NK>
 MOXLAB_INLINE void score_tile(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, float* s,
-                              std::int64_t lds) {
-  f8 acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = f8{};
+                              std::int64_t lds, bool seen, f8* row_max) {
+  f8 acc[R][NK];
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < NK; ++n) acc[r][n] = f8{};
   for (std::int64_t d = 0; d < hq; ++d) {
-    const f8 k0 = load8(kt + d * ldk), k1 = load8(kt + d * ldk + 8);
+    f8 kd[NK];
+    for (int n = 0; n < NK; ++n) kd[n] = load8(kt + d * ldk + 8 * n);
     for (int r = 0; r < R; ++r) {
       const f8 qd = splat(rows[r].q[d]);
-      acc[r][0] += qd * k0;
-      acc[r][1] += qd * k1;
+      for (int n = 0; n < NK; ++n) acc[r][n] += qd * kd[n];
     }
   }
-  for (int r = 0; r < R; ++r) {
-    store8(s + r * lds, acc[r][0]);
-    store8(s + r * lds + 8, acc[r][1]);
-  }
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < NK; ++n) {
+      store8(s + r * lds + 8 * n, acc[r][n]);
+      if (seen) row_max[r] = acc[r][n] > row_max[r] ? acc[r][n] : row_max[r];
+    }
 }
 
-// The row's first `keys` scores become exp(scale * (s - max)), the rest up to `width` zero; returns
-// 1 / their sum.
-MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width, float scale) {
-  std::int64_t j = 0;
-  f8 mv = splat(-std::numeric_limits<float>::infinity());
-  for (; j + 8 <= keys; j += 8) {
-    const f8 x = load8(s + j);
-    mv = x > mv ? x : mv;
-  }
-  float m = -std::numeric_limits<float>::infinity();
-  for (int l = 0; l < 8; ++l) m = std::max(m, mv[l]);
-  for (; j < keys; ++j) m = std::max(m, s[j]);
+// The row's first `keys` scores become exp(scale * (s - m)), the rest up to `width` zero, m their maximum;
+// returns 1 / their sum. The last partial vector is computed whole and its lanes past the keys zeroed.
+MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width, float m, float scale) {
   const f8 sc = splat(scale), shift = splat(scale * m);
   f8 sv{};
-  for (j = 0; j + 8 <= keys; j += 8) {
+  std::int64_t j = 0;
+  for (; j + 8 <= keys; j += 8) {
     const f8 e = exp8(load8(s + j) * sc - shift);
     store8(s + j, e);
     sv += e;
   }
+  if (j < keys) {
+    const f8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    const f8 e = exp8(load8(s + j) * sc - shift);
+    const f8 kept = lane < splat(static_cast<float>(keys - j)) ? e : f8{};
+    store8(s + j, kept);
+    sv += kept;
+    j += 8;
+  }
+  if (j < width) std::fill(s + j, s + width, 0.0f);
   float sum = 0;
   for (int l = 0; l < 8; ++l) sum += sv[l];
-  if (j < keys) {  // the last partial vector through a padded copy
-    float tail[8];
-    for (int l = 0; l < 8; ++l) tail[l] = j + l < keys ? s[j + l] : m;
-    const f8 e = exp8(load8(tail) * sc - shift);
-    for (; j < keys; ++j) sum += (s[j] = e[j % 8]);
-  }
-  std::fill(s + keys, s + width, 0.0f);
   return 1.0f / sum;
 }
 
@@ -147,16 +144,38 @@ MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys,
   }
 }
 
-// R (1..4) query rows of one key/value head: scores for the keys the last of them sees, softmax, mix.
-// `s` holds R rows of lds floats (lds >= the keys rounded up to 16, the packed K^T's padding).
+// R (1..4) query rows of one key/value head: scores for the keys the last of them sees (tiles of 24
+// keys, then 8), softmax, mix. `s` holds R rows of lds floats (lds >= the keys rounded up to 8; the packed
+// K^T is zero beyond the keys).
 template <int R>
 MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* v,
                                 std::int64_t ldv, std::int64_t hd, float scale, float* s, std::int64_t lds) {
-  std::int64_t keys = 0;
-  for (int r = 0; r < R; ++r) keys = std::max(keys, rows[r].keys);
-  for (std::int64_t j0 = 0; j0 < keys; j0 += 16) score_tile<R>(rows, kt + j0, ldk, hq, s + j0, lds);
+  std::int64_t keys = 0, seen_by_all = rows[0].keys;
+  for (int r = 0; r < R; ++r) {
+    keys = std::max(keys, rows[r].keys);
+    seen_by_all = std::min(seen_by_all, rows[r].keys);
+  }
+  // Tiles wholly seen by every row fold into the running maxima: they cover keys [0, seen_prefix).
+  f8 row_max[R];
+  for (int r = 0; r < R; ++r) row_max[r] = splat(-std::numeric_limits<float>::infinity());
+  std::int64_t j0 = 0, seen_prefix = 0;
+  for (; j0 + 24 <= keys; j0 += 24) {
+    const bool seen = j0 + 24 <= seen_by_all;
+    score_tile<R, 3>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
+    if (seen) seen_prefix = j0 + 24;
+  }
+  for (; j0 < keys; j0 += 8) {
+    const bool seen = j0 + 8 <= seen_by_all;
+    score_tile<R, 1>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
+    if (seen) seen_prefix = j0 + 8;
+  }
   float inv[R];
-  for (int r = 0; r < R; ++r) inv[r] = softmax_row(s + r * lds, rows[r].keys, keys, scale);
+  for (int r = 0; r < R; ++r) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int l = 0; l < 8; ++l) m = std::max(m, row_max[r][l]);
+    for (std::int64_t j = seen_prefix; j < rows[r].keys; ++j) m = std::max(m, s[r * lds + j]);
+    inv[r] = softmax_row(s + r * lds, rows[r].keys, keys, m, scale);
+  }
   int r0 = 0;
   for (; r0 + 2 <= R; r0 += 2) mix_rows<2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, ldv, hd, rows + r0, inv + r0);
   if (r0 < R) mix_rows<1>(s + r0 * lds, lds, rows[r0].keys, v, ldv, hd, rows + r0, inv + r0);
@@ -173,6 +192,40 @@ void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std
     case 2: attend_block<2>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
     case 1: attend_block<1>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
     default: break;
+  }
+}
+
+// kt[d][j] = k[j][d] for Tk keys of hq values (row stride ldk_in), columns Tk .. ldk - 1 zero: 8 x 8
+// blocks transposed in registers (three rounds of shuffles), the edges one value at a time.
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void pack_keys(const float* k, std::int64_t stride, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
+  const std::int64_t j_full = Tk / 8 * 8, d_full = hq / 8 * 8;
+  for (std::int64_t j0 = 0; j0 < j_full; j0 += 8) {
+    for (std::int64_t d0 = 0; d0 < d_full; d0 += 8) {
+      f8 r[8];
+      for (int i = 0; i < 8; ++i) r[i] = load8(k + (j0 + i) * stride + d0);
+      f8 t[8], u[8];
+      for (int i = 0; i < 8; i += 2) {  // pairs of rows interleaved
+        t[i] = __builtin_shuffle(r[i], r[i + 1], i8{0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], i8{2, 10, 3, 11, 6, 14, 7, 15});
+      }
+      for (int i = 0; i < 8; i += 4) {  // quadruples: u[i + c] holds columns c and c + 4 of four rows
+        u[i + 0] = __builtin_shuffle(t[i], t[i + 2], i8{0, 1, 8, 9, 4, 5, 12, 13});
+        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], i8{2, 3, 10, 11, 6, 7, 14, 15});
+        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], i8{0, 1, 8, 9, 4, 5, 12, 13});
+        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], i8{2, 3, 10, 11, 6, 7, 14, 15});
+      }
+      for (int c = 0; c < 4; ++c) {  // halves of the two quadruples: columns c and c + 4 of all eight rows
+        store8(kt + (d0 + c) * ldk + j0, __builtin_shuffle(u[c], u[c + 4], i8{0, 1, 2, 3, 8, 9, 10, 11}));
+        store8(kt + (d0 + c + 4) * ldk + j0, __builtin_shuffle(u[c], u[c + 4], i8{4, 5, 6, 7, 12, 13, 14, 15}));
+      }
+    }
+    for (std::int64_t d = d_full; d < hq; ++d)
+      for (std::int64_t j = j0; j < j0 + 8; ++j) kt[d * ldk + j] = k[j * stride + d];
+  }
+  for (std::int64_t d = 0; d < hq; ++d) {
+    for (std::int64_t j = j_full; j < Tk; ++j) kt[d * ldk + j] = k[j * stride + d];
+    std::fill(kt + d * ldk + Tk, kt + (d + 1) * ldk, 0.0f);
   }
 }
 
@@ -205,18 +258,14 @@ torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k
   TORCH_CHECK(!causal || Tk >= T, "fused attention: causal queries need their own keys");
   auto out = torch::empty({B, T, H, hd}, q.options());
   if (out.numel() == 0) return out.transpose(1, 2);
-  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 16 (the score tile's width).
-  const std::int64_t ldk = (Tk + 15) / 16 * 16;
-  auto kt = torch::zeros({B, Hkv, hq, ldk}, q.options());
+  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 8 (the narrowest score tile).
+  const std::int64_t ldk = (Tk + 7) / 8 * 8;
+  auto kt = torch::empty({B, Hkv, hq, ldk}, q.options());
   const float* kp = k.data_ptr<float>();
   float* ktp = kt.data_ptr<float>();
   at::parallel_for(0, B * Hkv, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t bg = begin; bg < end; ++bg) {
-      const float* src = kp + (bg / Hkv) * k.stride(0) + (bg % Hkv) * k.stride(1);
-      float* dst = ktp + bg * hq * ldk;
-      for (std::int64_t j = 0; j < Tk; ++j)
-        for (std::int64_t d = 0; d < hq; ++d) dst[d * ldk + j] = src[j * k.stride(2) + d];
-    }
+    for (std::int64_t bg = begin; bg < end; ++bg)
+      pack_keys(kp + (bg / Hkv) * k.stride(0) + (bg % Hkv) * k.stride(1), k.stride(2), Tk, hq, ktp + bg * hq * ldk, ldk);
   });
   const float* qp = q.data_ptr<float>();
   const float* vp = v.data_ptr<float>();
