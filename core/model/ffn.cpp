@@ -3,6 +3,7 @@
 #include "core/common/error.h"
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/tomoe/tomoe_modules.h"
+#include "kernels/fused/swiglu.h"
 
 namespace moxlab {
 
@@ -36,6 +37,7 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
 
 torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up) {
   if (torch::GradMode::is_enabled()) return torch::silu(gate) * up;
+  if (swiglu_fusable(gate, up)) return swiglu_inference(gate, up);
   return torch::silu_(gate).mul_(up);
 }
 

@@ -1,5 +1,7 @@
 #include "kernels/fused/attention.h"
 
+#include "kernels/fused/vec8.h"
+
 #include <omp.h>
 
 #include <ATen/Parallel.h>
@@ -13,46 +15,7 @@ namespace moxlab {
 
 namespace {
 
-// Eight floats in GCC's vector extension: one AVX2 register in the x86-64-v3 clone below, two SSE ones in
-// the baseline clone; multiply-adds contract to FMA instructions where the target has them.
-typedef float f8 __attribute__((vector_size(32)));
-typedef std::int32_t i8 __attribute__((vector_size(32)));
-#define MOXLAB_INLINE __attribute__((always_inline)) inline
-// The helpers taking and returning f8 are always inlined into the multiversioned loops: no call crosses an
-// ABI boundary, so GCC's note that AVX vector arguments change the ABI does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-MOXLAB_INLINE f8 load8(const float* p) {
-  f8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-MOXLAB_INLINE void store8(float* p, f8 v) { __builtin_memcpy(p, &v, sizeof v); }
-MOXLAB_INLINE f8 splat(float x) { return f8{} + x; }
-
-// e^x, x <= 0 here (scores minus their row maximum): x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2;
-// e^r by Cephes' degree-6 minimax polynomial for expf (relative error ~1e-7); 2^n built in the exponent
-// bits. Below -87.3 the result would leave float's normal range; it is clamped there (e^-87.3 ~ 1e-38,
-// nothing next to a row maximum's e^0 = 1).
-MOXLAB_INLINE f8 exp8(f8 x) {
-  const f8 lowest = splat(-87.3f);
-  x = x < lowest ? lowest : x;
-  // Adding 1.5 * 2^23 rounds x / ln2 to an integer held in the low mantissa bits: n as a float and as
-  // the integer difference of the bit patterns, with no conversion instruction.
-  const f8 magic = splat(12582912.0f);
-  const f8 shifted = x * splat(1.44269504088896341f) + magic;
-  const f8 n = shifted - magic;
-  const i8 n_int = (i8)shifted - (i8)magic;
-  const f8 r = x - n * splat(0.693359375f) - n * splat(-2.12194440e-4f);  // ln 2 in two parts: r exact
-  f8 p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
-  const f8 er = p * r * r + r + splat(1.0f);
-  return er * (f8)((n_int + 127) << 23);
-}
+using namespace vec8;
 
 // One query row: its queries, where its output goes, and how many keys (from the first) it sees.
 struct QueryRow {
