@@ -87,14 +87,27 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
                                            const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
   ctx.tap(taps.attn_in, x);
-  auto q = wq(x).view({B, T, n_heads_, head_dim_});
-  auto k = wk(x).view({B, T, n_kv_heads_, head_dim_});
-  auto v = wv(x).view({B, T, n_kv_heads_, head_dim_});
+  auto [q, k, v] = project_qkv(x);
+  q = q.view({B, T, n_heads_, head_dim_});
+  k = k.view({B, T, n_kv_heads_, head_dim_});
+  v = v.view({B, T, n_kv_heads_, head_dim_});
   ctx.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
   ctx.tap(taps.attn_k, k);
   ctx.tap(taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
   return attend(q, k, v, rope, ctx, qk_mask);
+}
+
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_qkv(const torch::Tensor& x) {
+  if (torch::GradMode::is_enabled()) return {wq(x), wk(x), wv(x)};
+  // One GEMM instead of three reads x once, at a better shape for the BLAS (small preset, 1024 tokens:
+  // 2.1 vs 2.4 ms in the same process); q, k and v are column slices of it.
+  const auto w = stacked_.get({wq->weight, wk->weight, wv->weight}, [&] { return torch::cat({wq->weight, wk->weight, wv->weight}); });
+  const auto b = wq->bias.defined() ? stacked_.get({wq->bias, wk->bias, wv->bias}, [&] { return torch::cat({wq->bias, wk->bias, wv->bias}); })
+                                    : torch::Tensor();
+  const auto qkv = torch::linear(x, w, b);
+  const std::int64_t nq = wq->weight.size(0), nkv = wk->weight.size(0);
+  return {qkv.narrow(-1, 0, nq), qkv.narrow(-1, nq, nkv), qkv.narrow(-1, nq + nkv, nkv)};
 }
 
 torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,

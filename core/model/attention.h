@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "core/model/derived_weights.h"
 #include "core/model/forward_context.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
@@ -51,6 +52,11 @@ class DenseAttention : public Attention {
  protected:
   int n_heads_, n_kv_heads_, head_dim_;
   bool causal_;
+
+ private:
+  // Without autograd, Q, K and V come from one product with W_Q, W_K, W_V stacked (cached while unchanged).
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project_qkv(const torch::Tensor& x);
+  DerivedWeights stacked_;
 };
 
 // Scaled dot-product attention, softmax(q k^T * scale) v, with a causal mask (decoders) or over every

@@ -23,14 +23,24 @@ SwiGLU::SwiGLU(const ModelOptions& o) {
 
 torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
   ctx.tap(taps.ffn_in, x);
-  auto gate = w1(x);
-  auto up = w3(x);
+  torch::Tensor gate, up;
+  if (torch::GradMode::is_enabled() || ctx.probes) {  // taps see [B, T, hidden]
+    gate = w1(x);
+    up = w3(x);
+  } else {  // one GEMM for both, rows [gate | up] (small preset, 1024 tokens: 6.7 vs 7.3 ms in the same process)
+    const auto w13 = stacked_.get({w1->weight, w3->weight}, [&] { return torch::cat({w1->weight, w3->weight}); });
+    const auto hidden = w1->weight.size(0);
+    const auto gate_up = torch::linear(x.reshape({-1, x.size(-1)}), w13);
+    gate = gate_up.narrow(1, 0, hidden);
+    up = gate_up.narrow(1, hidden, hidden);
+  }
   ctx.tap(taps.ffn_gate, gate);
   ctx.tap(taps.ffn_up, up);
   // In place (no autograd) unless a probe may hold the gate tensor.
   auto act = ctx.probes ? torch::silu(gate) * up : swiglu_activation(gate, up);
   ctx.tap(taps.ffn_act, act);
   auto y = w2(act);
+  if (y.dim() != x.dim()) y = y.view(x.sizes());
   ctx.tap(taps.ffn_out, y);
   return y;
 }

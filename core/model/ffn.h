@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "core/model/derived_weights.h"
 #include "core/model/forward_context.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
@@ -25,6 +26,9 @@ class SwiGLU : public FeedForward {
   explicit SwiGLU(const ModelOptions& o);
   torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
   torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
+
+ private:
+  DerivedWeights stacked_;  // without autograd: W_gate and W_up as one matrix (one product for both)
 };
 
 // SiLU(gate) ⊙ up. `gate` is consumed: without autograd the result is written over it (no temporaries).
