@@ -16,6 +16,7 @@
 #include "core/config/config.h"
 #include "kernels/sparse/block_sparse_linear.h"
 #include "kernels/sparse/head_gathered_attention.h"
+#include "kernels/sparse/top_k_mask.h"
 #include "tests/core/mohd_support.h"
 
 using namespace moxlab;
@@ -350,4 +351,19 @@ TEST_CASE("Sparse MoH on stories260K's weights and real text equals the referenc
   mohd_model.init_weights(5);
   mohd_model.eval();
   CHECK(close(logits_with(mohd_model, tokens, Kernels::sparse), logits_with(mohd_model, tokens, Kernels::reference)));
+}
+
+TEST_CASE("top_k_mask marks each row's k largest scores, ties to the lower index", "[kernels]") {
+  // By hand: row 0's top 2 of (0.1, 3, -1, 2) are positions 1 and 3; row 1's three equal 5s keep the first two.
+  const auto hand = top_k_mask(torch::tensor({{0.1f, 3.0f, -1.0f, 2.0f}, {5.0f, 1.0f, 5.0f, 5.0f}}), 2);
+  CHECK(torch::equal(hand, torch::tensor({{0.0f, 1.0f, 0.0f, 1.0f}, {1.0f, 0.0f, 1.0f, 0.0f}})));
+  // Random scores (no ties) against topk + scatter, k from none to all, a 3-d layout.
+  torch::manual_seed(8);
+  const auto s = torch::randn({3, 70, 48});
+  for (int k : {0, 1, 24, 47, 48}) {
+    INFO("k " << k);
+    const auto ref = torch::zeros_like(s).scatter(-1, std::get<1>(s.topk(k, -1)), 1.0);
+    CHECK(torch::equal(top_k_mask(s, k), ref));
+  }
+  CHECK_THROWS(top_k_mask(s, 49));
 }

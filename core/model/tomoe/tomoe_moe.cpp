@@ -12,6 +12,7 @@
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
+#include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {
 
@@ -97,9 +98,14 @@ TomoeMoe TomoeMoe::extract(Transformer& model) {
 void TomoeMoe::build_derived() {
   const Rope full(o_.head_dim(), o_.max_seq_len, o_.rope_theta);
   qk_rope_.clear();
+  attn_in_.clear();
   experts_.clear();
   for (int l = 0; l < o_.n_layers; ++l) {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
+    const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
+    const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
+    attn_in_.push_back({torch::cat({wq, wk, wv, proj}),
+                        torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias})});
     const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
     const auto widths = at(layer_key(l, "ffn.widths")).to(torch::kLong);
     require(widths.numel() == gate.size(0) && widths.max().item<std::int64_t>() <= gate.size(1) && widths.min().item<std::int64_t>() >= 0,
@@ -118,28 +124,36 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
   const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads;
   const auto B = h.size(0), T = h.size(1);
-  // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
+  // Q, K (kept q/k pairs), V and the v/o router's Proj_E as one product: column slices of it.
   const auto qk = w("attn.qk_pairs").size(0) * 2;
+  const auto all = torch::linear(h.reshape({B * T, o_.dim}), attn_in_[l].weight, attn_in_[l].bias);
+  std::int64_t at_col = 0;
+  auto next = [&](std::int64_t width) { return all.narrow(1, (at_col += width) - width, width); };
+  auto q = next(H * qk).view({B, T, H, qk});
+  auto k = next(Hkv * qk).view({B, T, Hkv, qk});
+  auto v = next(Hkv * hd).view({B, T, Hkv, hd});
+  auto e = next(w("attn.vo_proj.weight").size(0));
   KvCache::Entry* past = cache ? &cache->at(&qk_rope_[l]) : nullptr;
   const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
-  auto q = torch::linear(h, w("attn.wq")).view({B, T, H, qk});
-  auto k = torch::linear(h, w("attn.wk")).view({B, T, Hkv, qk});
   if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
     q = qk_rope_[l].apply(q, start);
     k = qk_rope_[l].apply(k, start);
   }
-  auto v = torch::linear(h, w("attn.wv")).view({B, T, Hkv, hd});
   if (past) std::tie(k, v) = append_kv(*past, k, v);
+  // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
   auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
                                      1.0 / std::sqrt(static_cast<double>(hd)))
-                   .transpose(1, 2);  // [B, T, H, hd]
-  // The token's top-K v/o dims (Eq. 5's inference form).
-  auto e = torch::linear(h, w("attn.vo_proj.weight"), w("attn.vo_proj.bias"));
+                   .transpose(1, 2)
+                   .reshape({B * T, H, hd});  // a view of the fused kernel's [B, T, H, hd]
+  // The token's top-K v/o dims (Eq. 5's inference form), the same in every head.
   e = torch::layer_norm(e, {e.size(-1)}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-  auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
-  const auto top = std::get<1>(logits.topk(static_cast<std::int64_t>(w("attn.vo_top_k").item<float>()), -1));
-  auto mask = torch::zeros_like(logits).scatter(-1, top, 1.0);
-  return torch::linear((heads * mask.unsqueeze(-2)).reshape({B, T, H * hd}), w("attn.wo"));
+  const auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
+  const auto top = static_cast<std::int64_t>(w("attn.vo_top_k").item<float>());
+  const auto mask = logits.is_cpu() && logits.scalar_type() == torch::kFloat
+                        ? top_k_mask(logits, top)
+                        : torch::zeros_like(logits).scatter(-1, std::get<1>(logits.topk(top, -1)), 1.0);
+  heads.mul_(mask.unsqueeze(1));
+  return torch::linear(heads.view({B, T, H * hd}), w("attn.wo"));
 }
 
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {

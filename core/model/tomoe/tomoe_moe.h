@@ -50,13 +50,17 @@ class TomoeMoe {
   const std::map<std::string, torch::Tensor>& tensors() const { return t_; }
 
  private:
-  // What forward() derives from the tensors once: each layer's q/k rotation and, per expert, its gate and up
-  // rows cut to the expert's width and stacked (one matmul), and its down columns.
+  // What forward() derives from the tensors once: each layer's q/k rotation and stacked input projections and,
+  // per expert, its gate and up rows cut to the expert's width and stacked (one matmul), and its down columns.
   void build_derived();
   const torch::Tensor& at(const std::string& name) const;
   ModelOptions o_;
   std::map<std::string, torch::Tensor> t_;  // every weight, by name (the file's layout)
   std::vector<Rope> qk_rope_;               // per layer: the kept pairs' rotation
+  struct Projection {
+    torch::Tensor weight, bias;
+  };
+  std::vector<Projection> attn_in_;  // per layer: [W_Q; W_K; W_V; Proj_E] and [0; Proj_E's bias], one product
   struct Expert {
     torch::Tensor gate_up;  // [2 width, d]
     torch::Tensor down;     // [d, width]
