@@ -58,4 +58,11 @@ torch::Tensor Rope::apply_at(const torch::Tensor& x, const torch::Tensor& positi
   return rotate_pairs(x.view({x.size(0), -1, 2}), cos_.index_select(0, positions), sin_.index_select(0, positions));
 }
 
+torch::Tensor Rope::apply_rows(const torch::Tensor& x, const torch::Tensor& positions) const {
+  const auto rows = x.unsqueeze(0);  // [1, n, H, head_dim]: one sequence of rows with their own positions
+  if (rope_fusable(rows, cos_)) return rope_inference(rows, cos_, sin_, 0, positions).squeeze(0);
+  const auto H = x.size(1);
+  return apply_at(x.reshape({-1, x.size(2)}), positions.repeat_interleave(H)).view(x.sizes());
+}
+
 }  // namespace moxlab

@@ -14,6 +14,8 @@ class Rope {
   torch::Tensor apply(const torch::Tensor& x, int64_t start = 0) const;
   // x: [n, head_dim], row i at position positions[i] (int64): the gathered tokens of a sparse kernel.
   torch::Tensor apply_at(const torch::Tensor& x, const torch::Tensor& positions) const;
+  // x: [n, H, head_dim], row i at position positions[i]: tokens held in another order (MoHD's sparse rows).
+  torch::Tensor apply_rows(const torch::Tensor& x, const torch::Tensor& positions) const;
   const torch::Tensor& cos() const { return cos_; }
   const torch::Tensor& sin() const { return sin_; }
   // The rotation of only some pairs (ToMoE's pruned q/k keep whole pairs, each with its own frequency):

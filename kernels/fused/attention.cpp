@@ -76,13 +76,13 @@ MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width,
 // out_r[c0 .. c0 + 8 NV) = inv_r * sum_j p_r[j] v_j: R rows x NV vectors of accumulators, each V row read
 // once for the R rows.
 template <int R, int NV>
-MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys, const float* v, std::int64_t ldv,
+MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys, const float* const* v, std::int64_t voff,
                             const QueryRow* rows, const float* inv, std::int64_t c0) {
   f8 acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int n = 0; n < NV; ++n) acc[r][n] = f8{};
   for (std::int64_t j = 0; j < keys; ++j) {
-    const float* vj = v + j * ldv + c0;
+    const float* vj = v[j] + voff + c0;
     for (int n = 0; n < NV; ++n) {
       const f8 vv = load8(vj + 8 * n);
       for (int r = 0; r < R; ++r) acc[r][n] += splat(p[r * lds + j]) * vv;
@@ -93,16 +93,16 @@ MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys,
 }
 
 template <int R>
-MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys, const float* v, std::int64_t ldv,
+MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys, const float* const* v, std::int64_t voff,
                             std::int64_t hd, const QueryRow* rows, const float* inv) {
   for (std::int64_t c0 = 0; c0 < hd; c0 += 48) {
     switch (std::min<std::int64_t>(6, (hd - c0) / 8)) {
-      case 6: mix_tile<R, 6>(p, lds, keys, v, ldv, rows, inv, c0); break;
-      case 5: mix_tile<R, 5>(p, lds, keys, v, ldv, rows, inv, c0); break;
-      case 4: mix_tile<R, 4>(p, lds, keys, v, ldv, rows, inv, c0); break;
-      case 3: mix_tile<R, 3>(p, lds, keys, v, ldv, rows, inv, c0); break;
-      case 2: mix_tile<R, 2>(p, lds, keys, v, ldv, rows, inv, c0); break;
-      default: mix_tile<R, 1>(p, lds, keys, v, ldv, rows, inv, c0); break;
+      case 6: mix_tile<R, 6>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 5: mix_tile<R, 5>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 4: mix_tile<R, 4>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 3: mix_tile<R, 3>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 2: mix_tile<R, 2>(p, lds, keys, v, voff, rows, inv, c0); break;
+      default: mix_tile<R, 1>(p, lds, keys, v, voff, rows, inv, c0); break;
     }
   }
 }
@@ -111,8 +111,8 @@ MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys,
 // keys, then 8), softmax, mix. `s` holds R rows of lds floats (lds >= the keys rounded up to 8; the packed
 // K^T is zero beyond the keys).
 template <int R>
-MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* v,
-                                std::int64_t ldv, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* const* v,
+                                std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
   std::int64_t keys = 0, seen_by_all = rows[0].keys;
   for (int r = 0; r < R; ++r) {
     keys = std::max(keys, rows[r].keys);
@@ -140,33 +140,33 @@ MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int6
     inv[r] = softmax_row(s + r * lds, rows[r].keys, keys, m, scale);
   }
   int r0 = 0;
-  for (; r0 + 2 <= R; r0 += 2) mix_rows<2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, ldv, hd, rows + r0, inv + r0);
-  if (r0 < R) mix_rows<1>(s + r0 * lds, lds, rows[r0].keys, v, ldv, hd, rows + r0, inv + r0);
+  for (; r0 + 2 <= R; r0 += 2) mix_rows<2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, voff, hd, rows + r0, inv + r0);
+  if (r0 < R) mix_rows<1>(s + r0 * lds, lds, rows[r0].keys, v, voff, hd, rows + r0, inv + r0);
 }
 
 // Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
 __attribute__((target_clones("arch=x86-64-v3", "default")))
-void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* v,
-                 std::int64_t ldv, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* const* v,
+                 std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
   std::int64_t i = 0;
-  for (; i + 4 <= n_rows; i += 4) attend_block<4>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds);
+  for (; i + 4 <= n_rows; i += 4) attend_block<4>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds);
   switch (n_rows - i) {
-    case 3: attend_block<3>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
-    case 2: attend_block<2>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
-    case 1: attend_block<1>(rows + i, kt, ldk, hq, v, ldv, hd, scale, s, lds); break;
+    case 3: attend_block<3>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
+    case 2: attend_block<2>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
+    case 1: attend_block<1>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
     default: break;
   }
 }
 
-// kt[d][j] = k[j][d] for Tk keys of hq values (row stride ldk_in), columns Tk .. ldk - 1 zero: 8 x 8
-// blocks transposed in registers (three rounds of shuffles), the edges one value at a time.
+// kt[d][j] = key j's value d (key j at k[j] + off), columns Tk .. ldk - 1 zero: 8 x 8 blocks transposed in
+// registers (three rounds of shuffles), the edges one value at a time.
 __attribute__((target_clones("arch=x86-64-v3", "default")))
-void pack_keys(const float* k, std::int64_t stride, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
+void pack_keys(const float* const* k, std::int64_t off, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
   const std::int64_t j_full = Tk / 8 * 8, d_full = hq / 8 * 8;
   for (std::int64_t j0 = 0; j0 < j_full; j0 += 8) {
     for (std::int64_t d0 = 0; d0 < d_full; d0 += 8) {
       f8 r[8];
-      for (int i = 0; i < 8; ++i) r[i] = load8(k + (j0 + i) * stride + d0);
+      for (int i = 0; i < 8; ++i) r[i] = load8(k[j0 + i] + off + d0);
       f8 t[8], u[8];
       for (int i = 0; i < 8; i += 2) {  // pairs of rows interleaved
         t[i] = __builtin_shuffle(r[i], r[i + 1], i8{0, 8, 1, 9, 4, 12, 5, 13});
@@ -184,10 +184,10 @@ void pack_keys(const float* k, std::int64_t stride, std::int64_t Tk, std::int64_
       }
     }
     for (std::int64_t d = d_full; d < hq; ++d)
-      for (std::int64_t j = j0; j < j0 + 8; ++j) kt[d * ldk + j] = k[j * stride + d];
+      for (std::int64_t j = j0; j < j0 + 8; ++j) kt[d * ldk + j] = k[j][off + d];
   }
   for (std::int64_t d = 0; d < hq; ++d) {
-    for (std::int64_t j = j_full; j < Tk; ++j) kt[d * ldk + j] = k[j * stride + d];
+    for (std::int64_t j = j_full; j < Tk; ++j) kt[d * ldk + j] = k[j][off + d];
     std::fill(kt + d * ldk + Tk, kt + (d + 1) * ldk, 0.0f);
   }
 }
@@ -198,6 +198,44 @@ float exp_one(float x) { return exp8(splat(x))[0]; }
 // Query positions per work item: an item is (batch, key/value head, this many positions x the group's
 // query heads), so a causal prefill splits into items of unequal work handed out dynamically.
 constexpr std::int64_t kPositionsPerItem = 16;
+
+// Where every operand row is: row (b, t) of the queries / outputs and row (b, j) of the keys / values
+// (b-major tables), each holding its heads `*_head` floats apart.
+struct RowTables {
+  std::int64_t B, T, Tk, H, Hkv, hq, hd;
+  std::vector<const float*> q, k, v;
+  std::vector<float*> out;
+  std::int64_t q_head, k_head, v_head, out_head;
+};
+
+void run_attention(const RowTables& L, bool causal, float scale) {
+  const std::int64_t B = L.B, T = L.T, Tk = L.Tk, Hkv = L.Hkv, hq = L.hq, group = L.H / L.Hkv;
+  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 8 (the narrowest score tile).
+  const std::int64_t ldk = (Tk + 7) / 8 * 8;
+  std::vector<float> kt(static_cast<std::size_t>(B * Hkv * hq * ldk));
+  at::parallel_for(0, B * Hkv, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t bg = begin; bg < end; ++bg)
+      pack_keys(L.k.data() + bg / Hkv * Tk, bg % Hkv * L.k_head, Tk, hq, kt.data() + bg * hq * ldk, ldk);
+  });
+  const std::int64_t tiles = (T + kPositionsPerItem - 1) / kPositionsPerItem, items = B * Hkv * tiles;
+  const auto past = Tk - T;
+  // Dynamic scheduling: causal items differ in work by up to T / kPositionsPerItem times.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(at::get_num_threads()) if (items > 1 && !omp_in_parallel())
+  for (std::int64_t item = 0; item < items; ++item) {
+    const std::int64_t b = item / (Hkv * tiles), g = item / tiles % Hkv, t0 = item % tiles * kPositionsPerItem;
+    const std::int64_t n = std::min(kPositionsPerItem, T - t0);
+    // Position-major rows: the group's heads at one position see the same keys, so a block of four rows
+    // wastes no score work when the group is a multiple of 4.
+    std::vector<QueryRow> rows;
+    rows.reserve(static_cast<std::size_t>(n * group));
+    for (std::int64_t t = t0; t < t0 + n; ++t)
+      for (std::int64_t h = g * group; h < (g + 1) * group; ++h)
+        rows.push_back({L.q[b * T + t] + h * L.q_head, L.out[b * T + t] + h * L.out_head, causal ? past + t + 1 : Tk});
+    std::vector<float> scores(static_cast<std::size_t>(4 * ldk));
+    attend_rows(rows.data(), static_cast<std::int64_t>(rows.size()), kt.data() + (b * Hkv + g) * hq * ldk, ldk, hq,
+                L.v.data() + b * Tk, g * L.v_head, L.hd, scale, scores.data(), ldk);
+  }
+}
 
 }  // namespace
 
@@ -216,44 +254,60 @@ torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k
                                   double scale) {
   TORCH_CHECK(attention_fusable(q, k, v), "fused attention: needs float32 CPU q/k/v [B, heads, T, d] with contiguous rows, "
                                           "matching shapes, a value width that is a multiple of 8 and no autograd");
-  const std::int64_t B = q.size(0), H = q.size(1), T = q.size(2), hq = q.size(3), Hkv = k.size(1), Tk = k.size(2),
-                     hd = v.size(3), group = H / Hkv;
-  TORCH_CHECK(!causal || Tk >= T, "fused attention: causal queries need their own keys");
-  auto out = torch::empty({B, T, H, hd}, q.options());
+  RowTables L{q.size(0), q.size(2), k.size(2), q.size(1), k.size(1), q.size(3), v.size(3), {}, {}, {}, {}, q.stride(1), k.stride(1),
+              v.stride(1), v.size(3)};
+  TORCH_CHECK(!causal || L.Tk >= L.T, "fused attention: causal queries need their own keys");
+  auto out = torch::empty({L.B, L.T, L.H, L.hd}, q.options());
   if (out.numel() == 0) return out.transpose(1, 2);
-  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 8 (the narrowest score tile).
-  const std::int64_t ldk = (Tk + 7) / 8 * 8;
-  auto kt = torch::empty({B, Hkv, hq, ldk}, q.options());
-  const float* kp = k.data_ptr<float>();
-  float* ktp = kt.data_ptr<float>();
-  at::parallel_for(0, B * Hkv, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t bg = begin; bg < end; ++bg)
-      pack_keys(kp + (bg / Hkv) * k.stride(0) + (bg % Hkv) * k.stride(1), k.stride(2), Tk, hq, ktp + bg * hq * ldk, ldk);
-  });
-  const float* qp = q.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
+  const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
   float* op = out.data_ptr<float>();
-  const std::int64_t tiles = (T + kPositionsPerItem - 1) / kPositionsPerItem, items = B * Hkv * tiles;
-  const auto past = Tk - T;
-  const auto scale_f = static_cast<float>(scale);
-  // Dynamic scheduling: causal items differ in work by up to T / kPositionsPerItem times.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(at::get_num_threads()) if (items > 1 && !omp_in_parallel())
-  for (std::int64_t item = 0; item < items; ++item) {
-    const std::int64_t b = item / (Hkv * tiles), g = item / tiles % Hkv, t0 = item % tiles * kPositionsPerItem;
-    const std::int64_t n = std::min(kPositionsPerItem, T - t0);
-    // Position-major rows: the group's heads at one position see the same keys, so a block of four rows
-    // wastes no score work when the group is a multiple of 4.
-    std::vector<QueryRow> rows;
-    rows.reserve(static_cast<std::size_t>(n * group));
-    for (std::int64_t t = t0; t < t0 + n; ++t)
-      for (std::int64_t h = g * group; h < (g + 1) * group; ++h)
-        rows.push_back({qp + b * q.stride(0) + h * q.stride(1) + t * q.stride(2), op + ((b * T + t) * H + h) * hd,
-                        causal ? past + t + 1 : Tk});
-    std::vector<float> scores(static_cast<std::size_t>(4 * ldk));
-    attend_rows(rows.data(), static_cast<std::int64_t>(rows.size()), ktp + (b * Hkv + g) * hq * ldk, ldk, hq,
-                vp + b * v.stride(0) + g * v.stride(1), v.stride(2), hd, scale_f, scores.data(), ldk);
+  for (std::int64_t b = 0; b < L.B; ++b) {
+    for (std::int64_t t = 0; t < L.T; ++t) {
+      L.q.push_back(qp + b * q.stride(0) + t * q.stride(2));
+      L.out.push_back(op + (b * L.T + t) * L.H * L.hd);
+    }
+    for (std::int64_t j = 0; j < L.Tk; ++j) {
+      L.k.push_back(kp + b * k.stride(0) + j * k.stride(2));
+      L.v.push_back(vp + b * v.stride(0) + j * v.stride(2));
+    }
   }
+  run_attention(L, causal, static_cast<float>(scale));
   return out.transpose(1, 2);
+}
+
+bool attention_rows_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const auto ok = [](const torch::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 3 && (t.size(2) <= 1 || t.stride(2) == 1);
+  };
+  return !torch::GradMode::is_enabled() && ok(q) && ok(k) && ok(v) && v.size(2) % 8 == 0 && v.size(2) > 0 && q.size(2) > 0 &&
+         k.size(2) == q.size(2) && k.size(0) == q.size(0) && v.size(0) == q.size(0) && k.size(1) == v.size(1) && k.size(1) > 0 &&
+         q.size(1) % k.size(1) == 0;
+}
+
+torch::Tensor attention_inference_rows(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                       const torch::Tensor& row_of_token, std::int64_t batch, bool causal, double scale) {
+  TORCH_CHECK(attention_rows_fusable(q, k, v), "fused attention (rows): needs float32 CPU q/k/v [rows, heads, d] with contiguous "
+                                               "heads, matching shapes, a value width that is a multiple of 8 and no autograd");
+  const std::int64_t M = q.size(0);
+  TORCH_CHECK(batch > 0 && M % batch == 0 && row_of_token.numel() == M && row_of_token.scalar_type() == torch::kLong,
+              "fused attention (rows): row_of_token must map all batch x T tokens");
+  RowTables L{batch, M / batch, M / batch, q.size(1), k.size(1), q.size(2), v.size(2), {}, {}, {}, {}, q.stride(1), k.stride(1),
+              v.stride(1), v.size(2)};
+  auto out = torch::empty({M, L.H * L.hd}, q.options());
+  if (out.numel() == 0) return out;
+  const auto map = row_of_token.to(torch::kCPU).contiguous();
+  const std::int64_t* row = map.data_ptr<std::int64_t>();
+  const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  for (std::int64_t i = 0; i < M; ++i) {
+    TORCH_CHECK(row[i] >= 0 && row[i] < M, "fused attention (rows): row index out of range");
+    L.q.push_back(qp + row[i] * q.stride(0));
+    L.k.push_back(kp + row[i] * k.stride(0));
+    L.v.push_back(vp + row[i] * v.stride(0));
+    L.out.push_back(op + row[i] * L.H * L.hd);
+  }
+  run_attention(L, causal, static_cast<float>(scale));
+  return out;
 }
 
 }  // namespace moxlab

@@ -19,6 +19,14 @@ bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const tor
 torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                   double scale);
 
+// The same on tokens held as rows in another order (MoHD's sparse form keeps its activations sorted by
+// routed block): q [M, H, hq], k [M, Hkv, hq], v [M, Hkv, hd] with M = batch x T, token (b, t) in row
+// row_of_token[b * T + t] (int64), every row's heads contiguous. Returns [M, H * hd] in the same row order,
+// ready for a block-sparse output projection. No cached keys: the queries are their own keys.
+bool attention_rows_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+torch::Tensor attention_inference_rows(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                       const torch::Tensor& row_of_token, std::int64_t batch, bool causal, double scale);
+
 // e^x for one value through the kernel's vectorised exponential (range reduction to 2^n e^r, |r| <= ln2/2,
 // and a degree-6 polynomial); exposed for its accuracy test.
 float attention_exp(float x);

@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+
 namespace moxlab {
 
 bool rope_fusable(const torch::Tensor& x, const torch::Tensor& cos) {
@@ -9,10 +11,15 @@ bool rope_fusable(const torch::Tensor& x, const torch::Tensor& cos) {
          x.size(3) % 2 == 0 && cos.is_cpu() && cos.scalar_type() == torch::kFloat && cos.is_contiguous() && cos.size(1) * 2 == x.size(3);
 }
 
-torch::Tensor rope_inference(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, std::int64_t start) {
+torch::Tensor rope_inference(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, std::int64_t start,
+                             const torch::Tensor& positions) {
   TORCH_CHECK(rope_fusable(x, cos) && sin.is_contiguous() && sin.sizes() == cos.sizes(), "fused RoPE: shape, dtype or layout mismatch");
   const std::int64_t B = x.size(0), T = x.size(1), H = x.size(2), half = x.size(3) / 2;
-  TORCH_CHECK(start + T <= cos.size(0), "sequence longer than model.max_seq_len");
+  const torch::Tensor pos = positions.defined() ? positions.to(torch::kCPU).contiguous() : torch::Tensor();
+  TORCH_CHECK(!pos.defined() || (pos.scalar_type() == torch::kLong && pos.numel() == B * T), "fused RoPE: one int64 position per row");
+  const std::int64_t* pp = pos.defined() ? pos.data_ptr<std::int64_t>() : nullptr;
+  const std::int64_t last = pp ? (B * T > 0 ? *std::max_element(pp, pp + B * T) : -1) : start + T - 1;
+  TORCH_CHECK(last < cos.size(0) && (!pp || B * T == 0 || *std::min_element(pp, pp + B * T) >= 0), "sequence longer than model.max_seq_len");
   auto y = torch::empty({B, T, H, 2 * half}, x.options());
   const float* xp = x.data_ptr<float>();
   const float *cp = cos.data_ptr<float>(), *sp = sin.data_ptr<float>();
@@ -21,8 +28,9 @@ torch::Tensor rope_inference(const torch::Tensor& x, const torch::Tensor& cos, c
   at::parallel_for(0, B * T, 16, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t bt = begin; bt < end; ++bt) {
       const std::int64_t b = bt / T, t = bt % T;
-      const float* c = cp + (start + t) * half;
-      const float* s = sp + (start + t) * half;
+      const std::int64_t at = pp ? pp[bt] : start + t;
+      const float* c = cp + at * half;
+      const float* s = sp + at * half;
       for (std::int64_t h = 0; h < H; ++h) {
         const float* in = xp + b * sb + t * st + h * sh;
         float* out = yp + (bt * H + h) * 2 * half;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/model/attention.h"
+#include "core/model/rope.h"
 #include "kernels/fused/attention.h"
 #include "torch_catch.h"
 
@@ -85,4 +86,29 @@ TEST_CASE("dot_product_attention takes the fused form without autograd and the t
   CHECK_FALSE(attention_fusable(q, k, v.narrow(3, 0, 12)));  // values not a multiple of 8 wide
   CHECK_FALSE(attention_fusable(q, k, torch::randn({2, 2, 48, 70}).transpose(2, 3)));  // rows not contiguous
   CHECK_THROWS(attention_inference(q, k, v.narrow(3, 0, 12), true, 1.0));
+}
+
+TEST_CASE("Fused attention on rows in another order equals it in token order; RoPE at each row's position", "[kernels]") {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(13);
+  const int B = 3, T = 37, H = 4, Hkv = 2, hd = 16;
+  // Token-major q, k, v [B, T, heads, hd]; the rows hold token order[r] (a random permutation).
+  auto q = torch::randn({B, T, H, hd}), k = torch::randn({B, T, Hkv, hd}), v = torch::randn({B, T, Hkv, hd});
+  const auto order = torch::randperm(B * T, torch::kLong);
+  const auto row_of_token = torch::empty_like(order).index_copy_(0, order, torch::arange(B * T, torch::kLong));
+  auto rows = [&](const torch::Tensor& t) { return t.reshape({B * T, t.size(2), hd}).index_select(0, order); };
+  // RoPE: apply_rows at each row's own position equals apply in token order, permuted.
+  const Rope rope(hd, 64, 10000.0);
+  const auto positions = order.remainder(T);
+  CHECK(torch::allclose(rope.apply_rows(rows(q), positions), rows(rope.apply(q)), 1e-6, 1e-6));
+  for (bool causal : {true, false}) {
+    INFO((causal ? "causal" : "full"));
+    const auto expect = attention_inference(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal, 0.25)
+                            .transpose(1, 2)
+                            .reshape({B * T, H * hd})
+                            .index_select(0, order);
+    REQUIRE(attention_rows_fusable(rows(q), rows(k), rows(v)));
+    CHECK(torch::allclose(attention_inference_rows(rows(q), rows(k), rows(v), row_of_token, B, causal, 0.25), expect, 1e-6, 1e-6));
+  }
+  CHECK_THROWS(attention_inference_rows(rows(q), rows(k), rows(v), row_of_token.narrow(0, 0, 5), B, true, 0.25));
 }

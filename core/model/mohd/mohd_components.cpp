@@ -1,5 +1,9 @@
 #include "core/model/mohd/mohd_components.h"
 
+#include <cmath>
+
+#include "kernels/fused/attention.h"
+
 namespace moxlab {
 
 namespace {
@@ -31,8 +35,21 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   const auto bqkv = a.wq->bias.defined() ? fused_.get({a.wq->bias, a.wk->bias, a.wv->bias}, [&] {
     return torch::cat({a.wq->bias, a.wk->bias, a.wv->bias});
   }) : torch::Tensor();
-  const auto qkv = rows.from_rows(block_sparse_input_linear(rows.to_rows(x.reshape({B * T, x.size(2)})), wqkv, rows, bqkv));
+  const auto qkv_rows = block_sparse_input_linear(rows.to_rows(x.reshape({B * T, x.size(2)})), wqkv, rows, bqkv);
   const std::int64_t hd = a.head_dim(), nq = a.n_heads() * hd, nkv = a.n_kv_heads() * hd;
+  if (rows.grouped && !ctx.kv_cache && !torch::GradMode::is_enabled()) {
+    // The rows stay in routed-block order from Q/K/V to W_O: RoPE at each row's own position, attention
+    // reading and writing through the token -> row map (no un-permutation and re-permutation around it).
+    auto part = [&](std::int64_t from, std::int64_t width) { return qkv_rows.narrow(1, from, width).view({B * T, width / hd, hd}); };
+    const auto v = part(nq + nkv, nkv);
+    if (attention_rows_fusable(part(0, nq), part(nq, nkv), v)) {
+      const auto positions = rows.order.remainder(T);
+      const auto q = rope.apply_rows(part(0, nq), positions), k = rope.apply_rows(part(nq, nkv), positions);
+      const auto heads = attention_inference_rows(q, k, v, rows.inverse, B, a.causal(), 1.0 / std::sqrt(static_cast<double>(hd)));
+      return mixer->sparse_output(heads, a.wo->weight, s).view(x.sizes());
+    }
+  }
+  const auto qkv = rows.from_rows(qkv_rows);
   auto part = [&](std::int64_t from, std::int64_t width) { return qkv.narrow(1, from, width).view({B, T, width / hd, hd}); };
   const auto heads = a.attend(part(0, nq), part(nq, nkv), part(nq + nkv, nkv), rope, ctx);
   return mixer->sparse_output(rows.to_rows(heads.reshape({B * T, -1})), a.wo->weight, s).view(x.sizes());
