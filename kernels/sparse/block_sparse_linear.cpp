@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -74,6 +75,28 @@ torch::Tensor BlockSelection::from_rows(const torch::Tensor& rows) const {
   return grouped ? rows.index_select(0, inverse) : rows;
 }
 
+namespace {
+
+// Runs product(first row, rows, job) for every job's rows in one parallel region: each job's rows cut into
+// one part per thread, the parts ordered part-major so the region's static split hands thread p part p of
+// every job (equal rows per thread), and each product runs single-threaded inside it (OpenBLAS does inside
+// an OpenMP region). One fork and join for all of MoHD's small routed-group products instead of one BLAS
+// region each, whose thread hand-offs are what the machine's slow phase makes expensive: MoHD 50% prefill
+// 75-78 vs 76-84 ms in that phase, the same in the fast one (docs/performance.md).
+template <class Product>
+void row_parts_in_one_region(const std::vector<std::pair<std::int64_t, std::int64_t>>& jobs, const Product& product) {
+  const std::int64_t parts = std::max(1, at::get_num_threads()), n = static_cast<std::int64_t>(jobs.size());
+  at::parallel_for(0, parts * n, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c) {
+      const auto [start, count] = jobs[static_cast<std::size_t>(c % n)];
+      const std::int64_t p = c / n, lo = start + count * p / parts, hi = start + count * (p + 1) / parts;
+      if (hi > lo) product(lo, hi - lo, static_cast<std::size_t>(c % n));
+    }
+  });
+}
+
+}  // namespace
+
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
                                         const torch::Tensor& bias) {
   const std::int64_t d = x.size(1), b = d / s.blocks;
@@ -81,6 +104,17 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
   torch::Tensor out = s.shared > 0 ? torch::matmul(x.narrow(1, 0, s.shared * b), w.narrow(1, 0, s.shared * b).t())
                                    : torch::zeros({x.size(0), w.size(0)}, x.options());
   if (bias.defined()) out.add_(bias);
+  if (s.grouped && !torch::GradMode::is_enabled()) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> jobs;
+    std::vector<int> job_block;
+    for (const auto& g : s.groups)
+      for (int i : g.blocks) jobs.emplace_back(g.start, g.count), job_block.push_back(i);
+    row_parts_in_one_region(jobs, [&](std::int64_t lo, std::int64_t n, std::size_t j) {
+      const std::int64_t i = job_block[j];
+      out.narrow(0, lo, n).addmm_(x.narrow(0, lo, n).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
+    });
+    return out;
+  }
   if (s.grouped) {
     for (const auto& g : s.groups)
       for (int i : g.blocks)  // in place: addmm's backward needs neither the accumulator nor its old value
@@ -137,6 +171,8 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   const auto shared = sb > 0 ? torch::mm(h, w.narrow(0, 0, sb).t()) : torch::empty({M, 0}, h.options());
   auto routed = torch::empty({M, rb}, h.options());
   std::vector<std::int32_t> row_group(static_cast<std::size_t>(M));
+  std::vector<std::pair<std::int64_t, std::int64_t>> jobs;  // each group's rows, its routed blocks' rows of w
+  std::vector<torch::Tensor> job_weight;
   for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
     const auto& g = s.groups[gi];
     std::fill(row_group.begin() + g.start, row_group.begin() + g.start + g.count, static_cast<std::int32_t>(gi));
@@ -150,9 +186,13 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
       for (int i : g.blocks) parts.push_back(w.narrow(0, i * b, b));
       wg = torch::cat(parts);
     }
-    auto out = routed.narrow(0, g.start, g.count).narrow(1, 0, n * b);
-    torch::mm_out(out, h.narrow(0, g.start, g.count), wg.t());
+    jobs.emplace_back(g.start, g.count);
+    job_weight.push_back(wg);
   }
+  row_parts_in_one_region(jobs, [&](std::int64_t lo, std::int64_t n, std::size_t j) {
+    auto out = routed.narrow(0, lo, n).narrow(1, 0, job_weight[j].size(0));
+    torch::mm_out(out, h.narrow(0, lo, n), job_weight[j].t());
+  });
   const auto sc = scale.contiguous();
   const auto mix = b2.defined() ? monarch_mix_weights(b2) : torch::Tensor();
   const std::int64_t groups = mix.defined() ? mix.size(0) : 0;
