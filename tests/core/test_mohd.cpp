@@ -2,6 +2,7 @@
 // (Eq. 13), activation scaling (Sec. 4.2), Monarch fusion (Eq. 9) against the dense matrix built from
 // the same blocks, the MoHD FFN against an explicit per-token slicing of the weight matrices, parameter
 // accounting, and gradients reaching router and fusion in a model that trains.
+#include "kernels/sparse/sub_dim_topk.h"
 #include "tests/core/torch_catch.h"
 
 #include "core/model/mohd/balance_loss.h"
@@ -53,6 +54,16 @@ TEST_CASE("MoHD router: softmax over centroids, shared always on, top-k of the r
     CHECK(fast.active.equal(ref.active));
     CHECK(torch::allclose(fast.weights, ref.weights.detach(), 1e-5, 1e-6));
     CHECK(torch::allclose(fast.probs, ref.probs.detach(), 1e-5, 1e-6));
+    // 12 sub-dimensions (two 8-wide score vectors, the second padded) over d = 37 (a tail after 4-wide steps).
+    SubDimRouter twelve(37, mohd(12, 9, 3, 0));
+    const auto x12 = torch::randn({2, 30, 37});
+    torch::NoGradGuard off;
+    REQUIRE(sub_dim_route_fusable(x12, twelve->centroids->weight));
+    const auto fast12 = twelve(x12);
+    torch::AutoGradMode on12(true);
+    const auto ref12 = twelve(x12);
+    CHECK(fast12.active.equal(ref12.active));
+    CHECK(torch::allclose(fast12.weights, ref12.weights.detach(), 1e-5, 1e-6));
   }
   // Without shared sub-dimensions the top-2 overall are 2 and 1.
   SubDimRouter plain(2, mohd(4, 2, 0, 0));

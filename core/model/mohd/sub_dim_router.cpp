@@ -13,6 +13,12 @@ SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
 }
 
 SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
+  if (!centroids->bias.defined() && sub_dim_route_fusable(x, centroids->weight)) {
+    const auto t = sub_dim_route(x, centroids->weight, shared_, active_ - shared_, scaling_);
+    auto shape = x.sizes().vec();
+    shape.back() = n_;
+    return {t.probs.view(shape), t.gates.view(shape), t.active.view(shape), t.weights.view(shape)};
+  }
   const auto logits = centroids(x);
   if (!torch::GradMode::is_enabled() && logits.is_cpu() && logits.scalar_type() == torch::kFloat) {
     const auto t = sub_dim_top_k(logits.reshape({-1, n_}), shared_, active_ - shared_, scaling_);
