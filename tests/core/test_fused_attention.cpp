@@ -88,7 +88,7 @@ TEST_CASE("dot_product_attention takes the fused form without autograd and the t
   CHECK_THROWS(attention_inference(q, k, v.narrow(3, 0, 12), true, 1.0));
 }
 
-TEST_CASE("Fused attention on rows in another order equals it in token order; RoPE at each row's position", "[kernels]") {
+TEST_CASE("Fused attention on rows in another order equals it in token order, RoPE at each row position", "[kernels]") {
   torch::NoGradGuard no_grad;
   torch::manual_seed(13);
   const int B = 3, T = 37, H = 4, Hkv = 2, hd = 16;

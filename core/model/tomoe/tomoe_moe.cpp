@@ -153,7 +153,7 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
                         ? top_k_mask(logits, top)
                         : torch::zeros_like(logits).scatter(-1, std::get<1>(logits.topk(top, -1)), 1.0);
   heads.mul_(mask.unsqueeze(1));
-  return torch::linear(heads.view({B, T, H * hd}), w("attn.wo"));
+  return torch::linear(heads.reshape({B, T, H * hd}), w("attn.wo"));  // a copy only after the torch form
 }
 
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
