@@ -9,6 +9,7 @@
 #include <ATen/Parallel.h>
 
 #include "kernels/sparse/monarch_mix.h"
+#include "kernels/sparse/row_parts.h"
 
 namespace moxlab {
 
@@ -74,28 +75,6 @@ torch::Tensor BlockSelection::to_rows(const torch::Tensor& per_token) const {
 torch::Tensor BlockSelection::from_rows(const torch::Tensor& rows) const {
   return grouped ? rows.index_select(0, inverse) : rows;
 }
-
-namespace {
-
-// Runs product(first row, rows, job) for every job's rows in one parallel region: each job's rows cut into
-// one part per thread, the parts ordered part-major so the region's static split hands thread p part p of
-// every job (equal rows per thread), and each product runs single-threaded inside it (OpenBLAS does inside
-// an OpenMP region). One fork and join for all of MoHD's small routed-group products instead of one BLAS
-// region each, whose thread hand-offs are what the machine's slow phase makes expensive: MoHD 50% prefill
-// 75-78 vs 76-84 ms in that phase, the same in the fast one (docs/performance.md).
-template <class Product>
-void row_parts_in_one_region(const std::vector<std::pair<std::int64_t, std::int64_t>>& jobs, const Product& product) {
-  const std::int64_t parts = std::max(1, at::get_num_threads()), n = static_cast<std::int64_t>(jobs.size());
-  at::parallel_for(0, parts * n, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c) {
-      const auto [start, count] = jobs[static_cast<std::size_t>(c % n)];
-      const std::int64_t p = c / n, lo = start + count * p / parts, hi = start + count * (p + 1) / parts;
-      if (hi > lo) product(lo, hi - lo, static_cast<std::size_t>(c % n));
-    }
-  });
-}
-
-}  // namespace
 
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
                                         const torch::Tensor& bias) {

@@ -12,6 +12,7 @@
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
+#include "kernels/sparse/row_parts.h"
 #include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {
@@ -159,28 +160,31 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   torch::NoGradGuard no_grad;
   // Each token through its expert (Eq. 2-3), only the expert's channels: tokens sorted by expert so each
-  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place.
+  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place;
+  // all experts' products in one parallel region (row_parts_in_one_region).
   const auto h2 = h.reshape({-1, o_.dim});
   const auto route = torch::linear(h2, at(layer_key(l, "ffn.router"))).argmax(-1);
   const auto order = std::get<1>(route.sort(c10::optional<bool>(true), 0, false));
-  const auto counts = torch::bincount(route, {}, static_cast<std::int64_t>(experts_[l].size()));
+  const auto counts = torch::bincount(route, {}, static_cast<std::int64_t>(experts_[l].size())).to(torch::kCPU);
   const auto* count = counts.data_ptr<std::int64_t>();
   const auto xs = h2.index_select(0, order);
   auto ys = torch::empty_like(xs);
+  std::vector<std::pair<std::int64_t, std::int64_t>> jobs;  // each expert's rows
   std::int64_t start = 0;
   for (std::size_t e = 0; e < experts_[l].size(); ++e) {
-    const auto n = count[e];
-    if (n == 0) continue;
+    jobs.emplace_back(start, count[e]);
+    start += count[e];
+  }
+  row_parts_in_one_region(jobs, [&](std::int64_t lo, std::int64_t n, std::size_t e) {
     const Expert& ex = experts_[l][e];
-    auto out = ys.narrow(0, start, n);
+    auto out = ys.narrow(0, lo, n);
     if (ex.width == 0) {
       out.zero_();
-    } else {
-      const auto gate_up = torch::mm(xs.narrow(0, start, n), ex.gate_up.t());  // [n, 2 width]
-      torch::mm_out(out, swiglu_activation(gate_up.narrow(1, 0, ex.width), gate_up.narrow(1, ex.width, ex.width)), ex.down.t());
+      return;
     }
-    start += n;
-  }
+    const auto gate_up = torch::mm(xs.narrow(0, lo, n), ex.gate_up.t());  // [n, 2 width]
+    torch::mm_out(out, swiglu_activation(gate_up.narrow(1, 0, ex.width), gate_up.narrow(1, ex.width, ex.width)), ex.down.t());
+  });
   return torch::empty_like(h2).index_copy_(0, order, ys).view(h.sizes());
 }
 
