@@ -13,6 +13,11 @@
 
 namespace moxlab {
 
+namespace {
+// Rows per thread at least (smaller batches, e.g. a decode step, run on the calling thread).
+constexpr std::int64_t kRowsPerRange = 32;
+}  // namespace
+
 BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout) {
   TORCH_CHECK(active.dim() == 2 && active.scalar_type() == torch::kBool, "block selection: active must be [M, N] bool");
   TORCH_CHECK(layout == "auto" || layout == "grouped" || layout == "per_block", "block selection: unknown layout " + layout);
@@ -80,20 +85,31 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& bias) {
   const std::int64_t d = x.size(1), b = d / s.blocks;
   TORCH_CHECK(w.size(1) == d && d % s.blocks == 0, "block-sparse input linear: shape mismatch");
-  torch::Tensor out = s.shared > 0 ? torch::matmul(x.narrow(1, 0, s.shared * b), w.narrow(1, 0, s.shared * b).t())
-                                   : torch::zeros({x.size(0), w.size(0)}, x.options());
-  if (bias.defined()) out.add_(bias);
   if (s.grouped && !torch::GradMode::is_enabled()) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> jobs;
-    std::vector<int> job_block;
-    for (const auto& g : s.groups)
-      for (int i : g.blocks) jobs.emplace_back(g.start, g.count), job_block.push_back(i);
-    row_parts_in_one_region(jobs, [&](std::int64_t lo, std::int64_t n, std::size_t j) {
-      const std::int64_t i = job_block[j];
-      out.narrow(0, lo, n).addmm_(x.narrow(0, lo, n).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
+    // Each thread its own contiguous rows, all their products single-threaded: the shared blocks' product,
+    // then each group's routed blocks accumulated on the group's rows within the range. One parallel
+    // region, and the rows stay in the cache of the thread that goes on with them.
+    const std::int64_t M = x.size(0), sb = s.shared * b;
+    auto out = torch::empty({M, w.size(0)}, x.options());
+    const auto ws = w.narrow(1, 0, sb).t();
+    parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
+      auto o = out.narrow(0, a, e - a);
+      if (sb > 0)
+        torch::mm_out(o, x.narrow(0, a, e - a).narrow(1, 0, sb), ws);
+      else
+        o.zero_();
+      if (bias.defined()) o.add_(bias);
+      for (const auto& g : s.groups) {
+        const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
+        if (hi <= lo) continue;
+        for (int i : g.blocks) out.narrow(0, lo, hi - lo).addmm_(x.narrow(0, lo, hi - lo).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
+      }
     });
     return out;
   }
+  torch::Tensor out = s.shared > 0 ? torch::matmul(x.narrow(1, 0, s.shared * b), w.narrow(1, 0, s.shared * b).t())
+                                   : torch::zeros({x.size(0), w.size(0)}, x.options());
+  if (bias.defined()) out.add_(bias);
   if (s.grouped) {
     for (const auto& g : s.groups)
       for (int i : g.blocks)  // in place: addmm's backward needs neither the accumulator nor its old value
@@ -147,7 +163,7 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   for (const auto& g : s.groups) widest = std::max(widest, g.blocks.size());
   const std::int64_t rb = static_cast<std::int64_t>(widest) * b;
   // Products, compact: the shared blocks of every row, then each group's routed blocks side by side.
-  const auto shared = sb > 0 ? torch::mm(h, w.narrow(0, 0, sb).t()) : torch::empty({M, 0}, h.options());
+  auto shared = torch::empty({M, sb}, h.options());
   auto routed = torch::empty({M, rb}, h.options());
   std::vector<std::int32_t> row_group(static_cast<std::size_t>(M));
   std::vector<std::pair<std::int64_t, std::int64_t>> jobs;  // each group's rows, its routed blocks' rows of w
@@ -168,10 +184,6 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
     jobs.emplace_back(g.start, g.count);
     job_weight.push_back(wg);
   }
-  row_parts_in_one_region(jobs, [&](std::int64_t lo, std::int64_t n, std::size_t j) {
-    auto out = routed.narrow(0, lo, n).narrow(1, 0, job_weight[j].size(0));
-    torch::mm_out(out, h.narrow(0, lo, n), job_weight[j].t());
-  });
   const auto sc = scale.contiguous();
   const auto mix = b2.defined() ? monarch_mix_weights(b2) : torch::Tensor();
   const std::int64_t groups = mix.defined() ? mix.size(0) : 0;
@@ -185,7 +197,18 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   float* yp = y.data_ptr<float>();
   const std::int64_t mix_r = groups > 0 ? d / groups : 0, per_block = groups > 0 ? b / mix_r : 0;
   TORCH_CHECK(groups == 0 || (b % mix_r == 0), "block-sparse output to tokens: blocks must hold whole Monarch groups");
-  at::parallel_for(0, M, 16, [&](std::int64_t begin, std::int64_t end) {
+  const auto ws = w.narrow(0, 0, sb).t();
+  // Each thread its own contiguous rows: their shared and routed products (single-threaded), then the
+  // pass over them, in one parallel region with the products still in the thread's cache.
+  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t begin, std::int64_t end) {
+    auto shared_rows = shared.narrow(0, begin, end - begin);
+    if (sb > 0) torch::mm_out(shared_rows, h.narrow(0, begin, end - begin), ws);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const auto lo = std::max(begin, jobs[j].first), hi = std::min(end, jobs[j].first + jobs[j].second);
+      if (hi <= lo) continue;
+      auto out = routed.narrow(0, lo, hi - lo).narrow(1, 0, job_weight[j].size(0));
+      torch::mm_out(out, h.narrow(0, lo, hi - lo), job_weight[j].t());
+    }
     std::vector<MixInput> in;
     for (std::int64_t r = begin; r < end; ++r) {
       const float* scale_r = scp + r * s.blocks;

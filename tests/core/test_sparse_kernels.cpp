@@ -55,6 +55,15 @@ void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torc
   const auto ref = logits_with(m, tokens, Kernels::reference);
   CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
   CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // MoHD: sparse where grouped; MoH: reference
+  {  // Two threads over 96 rows: the row-parallel regions split them (grad mode is thread-local: the
+     // worker must not record the parameters' graph).
+    const auto many = torch::randint(0, o.vocab_size, {4, 24}, torch::kLong);
+    const int before = at::get_num_threads();
+    at::set_num_threads(2);
+    const auto sparse2 = logits_with(m, many, Kernels::sparse);
+    at::set_num_threads(before);
+    CHECK(close(sparse2, logits_with(m, many, Kernels::reference)));
+  }
   const auto one = tokens.narrow(0, 0, 1).narrow(1, 0, 1);      // a single token
   CHECK(close(logits_with(m, one, Kernels::sparse), logits_with(m, one, Kernels::reference)));
 }
