@@ -14,8 +14,38 @@
 namespace moxlab {
 
 namespace {
+
 // Rows per thread at least (smaller batches, e.g. a decode step, run on the calling thread).
 constexpr std::int64_t kRowsPerRange = 32;
+
+// The grouped input side without autograd: each thread its own contiguous rows, all their products
+// single-threaded (the shared blocks' product, then each group's routed blocks accumulated on the group's
+// rows within the range), in one parallel region; the rows stay in the cache of the thread that goes on
+// with them. From tokens: x is in token order and each thread gathers its rows first (to_rows fused in).
+torch::Tensor input_linear_by_rows(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
+                                   const torch::Tensor& bias, bool from_tokens) {
+  const std::int64_t M = x.size(0), b = x.size(1) / s.blocks, sb = s.shared * b;
+  auto out = torch::empty({M, w.size(0)}, x.options());
+  const auto ws = w.narrow(1, 0, sb).t();
+  const auto order = from_tokens ? s.order.to(x.device()) : torch::Tensor();
+  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
+    const auto xr = from_tokens ? x.index_select(0, order.narrow(0, a, e - a)) : x.narrow(0, a, e - a);  // rows a .. e
+    auto o = out.narrow(0, a, e - a);
+    if (sb > 0)
+      torch::mm_out(o, xr.narrow(1, 0, sb), ws);
+    else
+      o.zero_();
+    if (bias.defined()) o.add_(bias);
+    for (const auto& g : s.groups) {
+      const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
+      if (hi <= lo) continue;
+      for (int i : g.blocks)
+        out.narrow(0, lo, hi - lo).addmm_(xr.narrow(0, lo - a, hi - lo).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout) {
@@ -85,28 +115,7 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& bias) {
   const std::int64_t d = x.size(1), b = d / s.blocks;
   TORCH_CHECK(w.size(1) == d && d % s.blocks == 0, "block-sparse input linear: shape mismatch");
-  if (s.grouped && !torch::GradMode::is_enabled()) {
-    // Each thread its own contiguous rows, all their products single-threaded: the shared blocks' product,
-    // then each group's routed blocks accumulated on the group's rows within the range. One parallel
-    // region, and the rows stay in the cache of the thread that goes on with them.
-    const std::int64_t M = x.size(0), sb = s.shared * b;
-    auto out = torch::empty({M, w.size(0)}, x.options());
-    const auto ws = w.narrow(1, 0, sb).t();
-    parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
-      auto o = out.narrow(0, a, e - a);
-      if (sb > 0)
-        torch::mm_out(o, x.narrow(0, a, e - a).narrow(1, 0, sb), ws);
-      else
-        o.zero_();
-      if (bias.defined()) o.add_(bias);
-      for (const auto& g : s.groups) {
-        const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
-        if (hi <= lo) continue;
-        for (int i : g.blocks) out.narrow(0, lo, hi - lo).addmm_(x.narrow(0, lo, hi - lo).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
-      }
-    });
-    return out;
-  }
+  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, false);
   torch::Tensor out = s.shared > 0 ? torch::matmul(x.narrow(1, 0, s.shared * b), w.narrow(1, 0, s.shared * b).t())
                                    : torch::zeros({x.size(0), w.size(0)}, x.options());
   if (bias.defined()) out.add_(bias);
@@ -122,6 +131,13 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
     out.index_add_(0, idx, torch::matmul(x.narrow(1, i * b, b).index_select(0, idx), w.narrow(1, i * b, b).t()));
   }
   return out;
+}
+
+torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
+                                                    const torch::Tensor& bias) {
+  TORCH_CHECK(w.size(1) == x.size(1) && x.size(1) % s.blocks == 0 && x.size(0) == s.tokens, "block-sparse input linear: shape mismatch");
+  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, true);
+  return block_sparse_input_linear(s.to_rows(x), w, s, bias);
 }
 
 torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,

@@ -45,6 +45,10 @@ struct BlockSelection {
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
                                         const torch::Tensor& bias = {});
 
+// The same from x in token order (to_rows folded into the products' pass without autograd). Returns rows.
+torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
+                                                    const torch::Tensor& bias = {});
+
 // h [M, k] (rows) -> [M, d] (rows): output block i of token m is scale[m, i] * (h_m W[block i]^T) when the token
 // uses block i, 0 otherwise. scale: [M, N] in row order (MoHD: the gates times the activation scaling alpha).
 torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,

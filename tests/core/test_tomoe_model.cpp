@@ -380,6 +380,19 @@ TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated mode
     }
     CHECK(torch::allclose(moe.forward(tokens), gated, 1e-4, 1e-5));
     CHECK(torch::allclose(moe.forward(tokens, nullptr, true), gated.narrow(1, 15, 1), 1e-4, 1e-5));  // a prompt's next-token logits
+    {  // Two threads over 96 tokens: the experts' row ranges split between the threads.
+      const auto many = torch::randint(0, 50, {6, 16}, torch::kLong);
+      torch::Tensor want;
+      {
+        torch::NoGradGuard ng;
+        want = model.forward(many);
+      }
+      const int before = at::get_num_threads();
+      at::set_num_threads(2);
+      const auto got = moe.forward(many);
+      at::set_num_threads(before);
+      CHECK(torch::allclose(got, want, 1e-4, 1e-5));
+    }
     // The experts really are smaller: stacked at the widest expert's width, q/k at the kept pairs.
     for (int l = 0; l < 2; ++l) {
       CHECK(moe.tensors().at("layers." + std::to_string(l) + ".ffn.w_gate").size(1) == std::max(1, c.mlp_width[l]));

@@ -35,7 +35,7 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   const auto bqkv = a.wq->bias.defined() ? fused_.get({a.wq->bias, a.wk->bias, a.wv->bias}, [&] {
     return torch::cat({a.wq->bias, a.wk->bias, a.wv->bias});
   }) : torch::Tensor();
-  const auto qkv_rows = block_sparse_input_linear(rows.to_rows(x.reshape({B * T, x.size(2)})), wqkv, rows, bqkv);
+  const auto qkv_rows = block_sparse_input_linear_from_tokens(x.reshape({B * T, x.size(2)}), wqkv, rows, bqkv);
   const std::int64_t hd = a.head_dim(), nq = a.n_heads() * hd, nkv = a.n_kv_heads() * hd;
   if (rows.grouped && !ctx.kv_cache && !torch::GradMode::is_enabled()) {
     // The rows stay in routed-block order from Q/K/V to W_O: RoPE at each row's own position, attention
@@ -71,7 +71,7 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
   const auto& s = *sparse;
   const auto& w = *inner;
   const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
-  const auto gate_up = block_sparse_input_linear(s.selection.to_rows(x.reshape({-1, x.size(-1)})), w13, s.selection);
+  const auto gate_up = block_sparse_input_linear_from_tokens(x.reshape({-1, x.size(-1)}), w13, s.selection);
   const auto hidden = w.w1->weight.size(0);
   return mixer->sparse_output(swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden)), w.w2->weight, s)
       .view(x.sizes());

@@ -160,32 +160,36 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   torch::NoGradGuard no_grad;
   // Each token through its expert (Eq. 2-3), only the expert's channels: tokens sorted by expert so each
-  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place;
-  // every thread its own contiguous rows and the experts' products on them (parallel_row_ranges).
+  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place.
   const auto h2 = h.reshape({-1, o_.dim});
   const auto route = torch::linear(h2, at(layer_key(l, "ffn.router"))).argmax(-1);
   const auto order = std::get<1>(route.sort(c10::optional<bool>(true), 0, false));
   const auto counts = torch::bincount(route, {}, static_cast<std::int64_t>(experts_[l].size())).to(torch::kCPU);
   const auto* count = counts.data_ptr<std::int64_t>();
-  const auto xs = h2.index_select(0, order);
-  auto ys = torch::empty_like(xs);
   std::vector<std::int64_t> first(experts_[l].size() + 1, 0);  // expert e's rows: first[e] .. first[e + 1]
   for (std::size_t e = 0; e < experts_[l].size(); ++e) first[e + 1] = first[e] + count[e];
-  parallel_row_ranges(xs.size(0), 32, [&](std::int64_t a, std::int64_t z) {
+  // Every thread its own contiguous rows of the expert order: it gathers their tokens, runs the experts'
+  // products on them and writes the results back to the tokens (disjoint rows across threads).
+  auto y = torch::empty_like(h2);
+  parallel_row_ranges(h2.size(0), 32, [&](std::int64_t a, std::int64_t z) {
+    const auto tokens = order.narrow(0, a, z - a);
+    const auto xs = h2.index_select(0, tokens);
+    auto ys = torch::empty_like(xs);
     for (std::size_t e = 0; e < experts_[l].size(); ++e) {
       const auto lo = std::max(a, first[e]), hi = std::min(z, first[e + 1]);
       if (hi <= lo) continue;
       const Expert& ex = experts_[l][e];
-      auto out = ys.narrow(0, lo, hi - lo);
+      auto out = ys.narrow(0, lo - a, hi - lo);
       if (ex.width == 0) {
         out.zero_();
         continue;
       }
-      const auto gate_up = torch::mm(xs.narrow(0, lo, hi - lo), ex.gate_up.t());  // [rows, 2 width]
+      const auto gate_up = torch::mm(xs.narrow(0, lo - a, hi - lo), ex.gate_up.t());  // [rows, 2 width]
       torch::mm_out(out, swiglu_activation(gate_up.narrow(1, 0, ex.width), gate_up.narrow(1, ex.width, ex.width)), ex.down.t());
     }
+    y.index_copy_(0, tokens, ys);
   });
-  return torch::empty_like(h2).index_copy_(0, order, ys).view(h.sizes());
+  return y.view(h.sizes());
 }
 
 torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache, bool last_logits_only) const {
