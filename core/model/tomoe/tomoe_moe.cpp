@@ -124,16 +124,30 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   torch::NoGradGuard no_grad;
   auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
   const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads;
-  const auto B = h.size(0), T = h.size(1);
-  // Q, K (kept q/k pairs), V and the v/o router's Proj_E as one product: column slices of it.
-  const auto qk = w("attn.qk_pairs").size(0) * 2;
-  const auto all = torch::linear(h.reshape({B * T, o_.dim}), attn_in_[l].weight, attn_in_[l].bias);
-  std::int64_t at_col = 0;
-  auto next = [&](std::int64_t width) { return all.narrow(1, (at_col += width) - width, width); };
-  auto q = next(H * qk).view({B, T, H, qk});
-  auto k = next(Hkv * qk).view({B, T, Hkv, qk});
-  auto v = next(Hkv * hd).view({B, T, Hkv, hd});
-  auto e = next(w("attn.vo_proj.weight").size(0));
+  const auto B = h.size(0), T = h.size(1), M = B * T;
+  const auto x = h.reshape({M, o_.dim});
+  // Q, K (kept q/k pairs), V and the v/o router's Proj_E as one product (column slices of it), and the
+  // router's rest: each token's top-K v/o dims (Eq. 5's inference form, the same in every head). All on
+  // each thread's own rows in one parallel region.
+  const auto qk = w("attn.qk_pairs").size(0) * 2, n_e = w("attn.vo_proj.weight").size(0);
+  const auto top = static_cast<std::int64_t>(w("attn.vo_top_k").item<float>());
+  const auto& proj = attn_in_[l];
+  auto all = torch::empty({M, proj.weight.size(0)}, x.options());
+  auto mask = torch::empty({M, hd}, x.options());
+  const std::int64_t e_col = proj.weight.size(0) - n_e;
+  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+    auto rows = all.narrow(0, a, z - a);
+    torch::addmm_out(rows, proj.bias, x.narrow(0, a, z - a), proj.weight.t());
+    const auto e = torch::layer_norm(rows.narrow(1, e_col, n_e), {n_e}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
+    const auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
+    mask.narrow(0, a, z - a)
+        .copy_(logits.is_cpu() && logits.scalar_type() == torch::kFloat
+                   ? top_k_mask(logits, top)
+                   : torch::zeros_like(logits).scatter(-1, std::get<1>(logits.topk(top, -1)), 1.0));
+  });
+  auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
+  auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
+  auto v = all.narrow(1, (H + Hkv) * qk, Hkv * hd).view({B, T, Hkv, hd});
   KvCache::Entry* past = cache ? &cache->at(&qk_rope_[l]) : nullptr;
   const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
   if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
@@ -142,19 +156,17 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   }
   if (past) std::tie(k, v) = append_kv(*past, k, v);
   // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
-  auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
-                                     1.0 / std::sqrt(static_cast<double>(hd)))
-                   .transpose(1, 2)
-                   .reshape({B * T, H, hd});  // a view of the fused kernel's [B, T, H, hd]
-  // The token's top-K v/o dims (Eq. 5's inference form), the same in every head.
-  e = torch::layer_norm(e, {e.size(-1)}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-  const auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
-  const auto top = static_cast<std::int64_t>(w("attn.vo_top_k").item<float>());
-  const auto mask = logits.is_cpu() && logits.scalar_type() == torch::kFloat
-                        ? top_k_mask(logits, top)
-                        : torch::zeros_like(logits).scatter(-1, std::get<1>(logits.topk(top, -1)), 1.0);
-  heads.mul_(mask.unsqueeze(1));
-  return torch::linear(heads.reshape({B, T, H * hd}), w("attn.wo"));  // a copy only after the torch form
+  const auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
+                                           1.0 / std::sqrt(static_cast<double>(hd)))
+                         .transpose(1, 2)
+                         .reshape({M, H, hd});  // a view of the fused kernel's [B, T, H, hd]
+  // The masked heads through W_O, again by rows.
+  auto y = torch::empty({M, o_.dim}, x.options());
+  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+    auto out = y.narrow(0, a, z - a);
+    torch::mm_out(out, (heads.narrow(0, a, z - a) * mask.narrow(0, a, z - a).unsqueeze(1)).reshape({z - a, H * hd}), w("attn.wo").t());
+  });
+  return y.view({B, T, o_.dim});
 }
 
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
