@@ -23,7 +23,8 @@ constexpr std::int64_t kRowsPerRange = 32;
 // rows within the range), in one parallel region; the rows stay in the cache of the thread that goes on
 // with them. From tokens: x is in token order and each thread gathers its rows first (to_rows fused in).
 torch::Tensor input_linear_by_rows(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                   const torch::Tensor& bias, bool from_tokens) {
+                                   const torch::Tensor& bias, bool from_tokens,
+                                   const std::function<void(const torch::Tensor&)>& epilogue = {}) {
   const std::int64_t M = x.size(0), b = x.size(1) / s.blocks, sb = s.shared * b;
   auto out = torch::empty({M, w.size(0)}, x.options());
   const auto ws = w.narrow(1, 0, sb).t();
@@ -42,6 +43,7 @@ torch::Tensor input_linear_by_rows(const torch::Tensor& x, const torch::Tensor& 
       for (int i : g.blocks)
         out.narrow(0, lo, hi - lo).addmm_(xr.narrow(0, lo - a, hi - lo).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
     }
+    if (epilogue) epilogue(o);
   });
   return out;
 }
@@ -134,10 +136,13 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
 }
 
 torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                                    const torch::Tensor& bias) {
+                                                    const torch::Tensor& bias,
+                                                    const std::function<void(const torch::Tensor&)>& epilogue) {
   TORCH_CHECK(w.size(1) == x.size(1) && x.size(1) % s.blocks == 0 && x.size(0) == s.tokens, "block-sparse input linear: shape mismatch");
-  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, true);
-  return block_sparse_input_linear(s.to_rows(x), w, s, bias);
+  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, true, epilogue);
+  auto out = block_sparse_input_linear(s.to_rows(x), w, s, bias);
+  if (epilogue) epilogue(out);
+  return out;
 }
 
 torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,

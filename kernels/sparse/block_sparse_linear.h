@@ -14,6 +14,7 @@
 // tensor in it, from_rows() takes it back (both identity in the per-block layout), so a chain of maps
 // permutes once. Differentiable (autograd sees only standard ops).
 #pragma once
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -46,8 +47,11 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& bias = {});
 
 // The same from x in token order (to_rows folded into the products' pass without autograd). Returns rows.
+// `epilogue`, when given, runs on every finished range of result rows (without autograd: on the thread
+// that computed them, e.g. SwiGLU's activation; otherwise once on the whole result).
 torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                                    const torch::Tensor& bias = {});
+                                                    const torch::Tensor& bias = {},
+                                                    const std::function<void(const torch::Tensor&)>& epilogue = {});
 
 // h [M, k] (rows) -> [M, d] (rows): output block i of token m is scale[m, i] * (h_m W[block i]^T) when the token
 // uses block i, 0 otherwise. scale: [M, N] in row order (MoHD: the gates times the activation scaling alpha).
