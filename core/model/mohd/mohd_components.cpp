@@ -72,12 +72,17 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
   const auto& w = *inner;
   const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
   const auto hidden = w.w1->weight.size(0);
-  torch::Tensor act;  // SiLU(gate) * up, on the thread that computed the rows (without autograd)
-  const auto gate_up = block_sparse_input_linear_from_tokens(x.reshape({-1, x.size(-1)}), w13, s.selection, {}, [&](const torch::Tensor& rows) {
-    const auto a = swiglu_activation(rows.narrow(1, 0, hidden), rows.narrow(1, hidden, hidden));
-    if (torch::GradMode::is_enabled()) act = a;  // not in place under autograd: the one call on the whole result
-  });
-  return mixer->sparse_output(act.defined() ? act : gate_up.narrow(1, 0, hidden), w.w2->weight, s).view(x.sizes());
+  const auto x2 = x.reshape({-1, x.size(-1)});
+  torch::Tensor act;  // SiLU(gate) * up
+  if (torch::GradMode::is_enabled()) {
+    const auto gate_up = block_sparse_input_linear_from_tokens(x2, w13, s.selection);
+    act = swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden));
+  } else {  // written over the gate half on the thread that computed the rows
+    act = block_sparse_input_linear_from_tokens(x2, w13, s.selection, {}, [&](const torch::Tensor& rows) {
+            swiglu_activation(rows.narrow(1, 0, hidden), rows.narrow(1, hidden, hidden));
+          }).narrow(1, 0, hidden);
+  }
+  return mixer->sparse_output(act, w.w2->weight, s).view(x.sizes());
 }
 
 ParamCount MohdFeedForward::param_count() const { return mixer->wrap(inner->param_count()); }
