@@ -10,13 +10,6 @@ namespace {
 
 using namespace vec8;
 
-MOXLAB_INLINE f8 silu_times(f8 g, f8 u) {
-  const f8 neg_abs = g < f8{} ? g : -g;
-  const f8 e = exp8(neg_abs);
-  const f8 sigmoid = (g < f8{} ? e : splat(1.0f)) / (splat(1.0f) + e);
-  return g * sigmoid * u;
-}
-
 // Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time.
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 void swiglu_row(float* g, const float* u, std::int64_t n) {

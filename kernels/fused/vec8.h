@@ -49,4 +49,13 @@ MOXLAB_INLINE f8 exp8(f8 x) {
   return er * (f8)((n_int + 127) << 23);
 }
 
+// SwiGLU's SiLU(g) * u (Shazeer 2020), SiLU(g) = g * sigmoid(g): sigmoid(g) is 1 / (1 + e^-|g|) for g >= 0
+// and e^-|g| / (1 + e^-|g|) below, so e^x is only taken of x <= 0 and never overflows.
+MOXLAB_INLINE f8 silu_times(f8 g, f8 u) {
+  const f8 neg_abs = g < f8{} ? g : -g;
+  const f8 e = exp8(neg_abs);
+  const f8 sigmoid = (g < f8{} ? e : splat(1.0f)) / (splat(1.0f) + e);
+  return g * sigmoid * u;
+}
+
 }  // namespace moxlab::vec8

@@ -6,7 +6,6 @@
 #include "core/common/error.h"
 #include "core/config/config.h"
 #include "core/io/safetensors.h"
-#include "core/model/ffn.h"
 #include "core/model/kv_cache.h"
 #include "core/model/rmsnorm.h"
 #include "core/model/tomoe/tomoe_modules.h"
@@ -97,16 +96,22 @@ TomoeMoe TomoeMoe::extract(Transformer& model) {
 }
 
 void TomoeMoe::build_derived() {
+  for (const auto& [name, t] : t_)
+    require(t.is_cpu() && t.scalar_type() == torch::kFloat, "ToMoE MoE: tensor '" + name + "' is not float32 on the CPU");
   const Rope full(o_.head_dim(), o_.max_seq_len, o_.rope_theta);
   qk_rope_.clear();
-  attn_in_.clear();
+  attn_.clear();
+  router_.clear();
   experts_.clear();
+  auto pack = [](const torch::Tensor& w) { return packed_weight(pack_weight(w.contiguous()), w.size(0)); };
   for (int l = 0; l < o_.n_layers; ++l) {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
     const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
     const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
-    attn_in_.push_back({torch::cat({wq, wk, wv, proj}),
-                        torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias})});
+    attn_.push_back({pack(torch::cat({wq, wk, wv, proj})),
+                     torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias}),
+                     pack(at(layer_key(l, "attn.wo")))});
+    router_.push_back(pack(at(layer_key(l, "ffn.router"))));
     const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
     const auto widths = at(layer_key(l, "ffn.widths")).to(torch::kLong);
     require(widths.numel() == gate.size(0) && widths.max().item<std::int64_t>() <= gate.size(1) && widths.min().item<std::int64_t>() >= 0,
@@ -114,7 +119,8 @@ void TomoeMoe::build_derived() {
     std::vector<Expert> layer;
     for (std::int64_t e = 0; e < gate.size(0); ++e) {
       const auto w = widths[e].item<std::int64_t>();
-      layer.push_back({torch::cat({gate[e].narrow(0, 0, w), up[e].narrow(0, 0, w)}), down[e].narrow(1, 0, w), w});
+      layer.push_back({packed_weight(pack_swiglu_weight(gate[e].narrow(0, 0, w), up[e].narrow(0, 0, w)), w, true),
+                       pack(down[e].narrow(1, 0, w)), w});
     }
     experts_.push_back(std::move(layer));
   }
@@ -125,25 +131,23 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   auto w = [&](const std::string& name) -> const torch::Tensor& { return at(layer_key(l, name)); };
   const int hd = o_.head_dim(), H = o_.n_heads, Hkv = o_.n_kv_heads;
   const auto B = h.size(0), T = h.size(1), M = B * T;
-  const auto x = h.reshape({M, o_.dim});
+  const auto x = h.reshape({M, o_.dim}).contiguous();
   // Q, K (kept q/k pairs), V and the v/o router's Proj_E as one product (column slices of it), and the
   // router's rest: each token's top-K v/o dims (Eq. 5's inference form, the same in every head). All on
   // each thread's own rows in one parallel region.
   const auto qk = w("attn.qk_pairs").size(0) * 2, n_e = w("attn.vo_proj.weight").size(0);
   const auto top = static_cast<std::int64_t>(w("attn.vo_top_k").item<float>());
-  const auto& proj = attn_in_[l];
-  auto all = torch::empty({M, proj.weight.size(0)}, x.options());
+  const AttentionWeights& aw = attn_[l];
+  auto all = torch::empty({M, aw.in.n}, x.options());
   auto mask = torch::empty({M, hd}, x.options());
-  const std::int64_t e_col = proj.weight.size(0) - n_e;
+  const std::int64_t e_col = aw.in.n - n_e;
+  ProductOptions in_opt;
+  in_opt.bias = aw.in_bias.data_ptr<float>();
   parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
-    auto rows = all.narrow(0, a, z - a);
-    torch::addmm_out(rows, proj.bias, x.narrow(0, a, z - a), proj.weight.t());
+    const auto rows = all.narrow(0, a, z - a);
+    packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(rows), in_opt);
     const auto e = torch::layer_norm(rows.narrow(1, e_col, n_e), {n_e}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-    const auto logits = torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias"));
-    mask.narrow(0, a, z - a)
-        .copy_(logits.is_cpu() && logits.scalar_type() == torch::kFloat
-                   ? top_k_mask(logits, top)
-                   : torch::zeros_like(logits).scatter(-1, std::get<1>(logits.topk(top, -1)), 1.0));
+    mask.narrow(0, a, z - a).copy_(top_k_mask(torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias")), top));
   });
   auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
@@ -156,50 +160,62 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   }
   if (past) std::tie(k, v) = append_kv(*past, k, v);
   // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
-  const auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
-                                           1.0 / std::sqrt(static_cast<double>(hd)))
-                         .transpose(1, 2)
-                         .reshape({M, H, hd});  // a view of the fused kernel's [B, T, H, hd]
-  // The masked heads through W_O, again by rows.
+  auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
+                                     1.0 / std::sqrt(static_cast<double>(hd)))
+                   .transpose(1, 2)
+                   .reshape({M, H, hd})
+                   .contiguous();  // already so from the fused kernel ([B, T, H, hd])
+  // The heads masked (in place: this pass's own result) and through W_O, again by rows.
   auto y = torch::empty({M, o_.dim}, x.options());
   parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
-    auto out = y.narrow(0, a, z - a);
-    torch::mm_out(out, (heads.narrow(0, a, z - a) * mask.narrow(0, a, z - a).unsqueeze(1)).reshape({z - a, H * hd}), w("attn.wo").t());
+    heads.narrow(0, a, z - a).mul_(mask.narrow(0, a, z - a).unsqueeze(1));
+    packed_matmul(row_map(heads.narrow(0, a, z - a).view({z - a, H * hd})), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
   });
   return y.view({B, T, o_.dim});
 }
 
 torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   torch::NoGradGuard no_grad;
-  // Each token through its expert (Eq. 2-3), only the expert's channels: tokens sorted by expert so each
-  // expert's tokens are a run of rows, gate and up projections as one matmul, outputs written in place.
-  const auto h2 = h.reshape({-1, o_.dim});
-  const auto route = torch::linear(h2, at(layer_key(l, "ffn.router"))).argmax(-1);
-  const auto order = std::get<1>(route.sort(c10::optional<bool>(true), 0, false));
-  const auto counts = torch::bincount(route, {}, static_cast<std::int64_t>(experts_[l].size())).to(torch::kCPU);
-  const auto* count = counts.data_ptr<std::int64_t>();
-  std::vector<std::int64_t> first(experts_[l].size() + 1, 0);  // expert e's rows: first[e] .. first[e + 1]
-  for (std::size_t e = 0; e < experts_[l].size(); ++e) first[e + 1] = first[e] + count[e];
-  // Every thread its own contiguous rows of the expert order: it gathers their tokens, runs the experts'
-  // products on them and writes the results back to the tokens (disjoint rows across threads).
+  // Each token through its expert (Eq. 2-3), only the expert's channels. The router's logits and each
+  // token's expert (argmax) on each thread's rows; the tokens counted into expert order; then every thread
+  // takes its own contiguous rows of that order and runs their experts' SwiGLU products, reading the
+  // tokens' rows in place and writing the results straight to them (disjoint rows across threads).
+  const auto h2 = h.reshape({-1, o_.dim}).contiguous();
+  const std::int64_t M = h2.size(0), n_experts = static_cast<std::int64_t>(experts_[l].size());
+  auto logits = torch::empty({M, n_experts}, h2.options());
+  std::vector<std::int64_t> route(static_cast<std::size_t>(M));
+  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+    packed_matmul(row_map(h2.narrow(0, a, z - a)), z - a, router_[l], row_map(logits.narrow(0, a, z - a)));
+    const float* lp = logits.data_ptr<float>();
+    for (std::int64_t r = a; r < z; ++r) {
+      const float* row = lp + r * n_experts;
+      route[static_cast<std::size_t>(r)] = std::max_element(row, row + n_experts) - row;  // the first maximum, as argmax
+    }
+  });
+  // Counting sort: expert e's tokens are order[first[e] .. first[e + 1]), in token order.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(n_experts) + 1, 0), order(static_cast<std::size_t>(M));
+  for (const auto e : route) ++first[static_cast<std::size_t>(e) + 1];
+  for (std::int64_t e = 0; e < n_experts; ++e) first[e + 1] += first[e];
+  std::vector<std::int64_t> next(first.begin(), first.end() - 1);
+  for (std::int64_t t = 0; t < M; ++t) order[static_cast<std::size_t>(next[route[t]]++)] = t;
   auto y = torch::empty_like(h2);
-  parallel_row_ranges(h2.size(0), 32, [&](std::int64_t a, std::int64_t z) {
-    const auto tokens = order.narrow(0, a, z - a);
-    const auto xs = h2.index_select(0, tokens);
-    auto ys = torch::empty_like(xs);
-    for (std::size_t e = 0; e < experts_[l].size(); ++e) {
+  const RowMap tokens_in = row_map(h2), tokens_out = row_map(y);
+  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+    torch::Tensor hidden;  // this thread's SwiGLU activations, reused across its experts
+    for (std::int64_t e = 0; e < n_experts; ++e) {
       const auto lo = std::max(a, first[e]), hi = std::min(z, first[e + 1]);
       if (hi <= lo) continue;
       const Expert& ex = experts_[l][e];
-      auto out = ys.narrow(0, lo - a, hi - lo);
+      const RowMap in{tokens_in.data, tokens_in.stride, order.data() + lo}, out{tokens_out.data, tokens_out.stride, order.data() + lo};
       if (ex.width == 0) {
-        out.zero_();
+        for (std::int64_t r = 0; r < hi - lo; ++r) std::fill(out.row(r), out.row(r) + o_.dim, 0.0f);
         continue;
       }
-      const auto gate_up = torch::mm(xs.narrow(0, lo - a, hi - lo), ex.gate_up.t());  // [rows, 2 width]
-      torch::mm_out(out, swiglu_activation(gate_up.narrow(1, 0, ex.width), gate_up.narrow(1, ex.width, ex.width)), ex.down.t());
+      if (!hidden.defined() || hidden.numel() < (hi - lo) * ex.width) hidden = torch::empty({(z - a) * ex.width}, h2.options());
+      const RowMap act{hidden.data_ptr<float>(), ex.width};
+      packed_matmul(in, hi - lo, ex.gate_up, act);
+      packed_matmul(act, hi - lo, ex.down, out);
     }
-    y.index_copy_(0, tokens, ys);
   });
   return y.view(h.sizes());
 }

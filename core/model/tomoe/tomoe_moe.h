@@ -9,6 +9,7 @@
 //              own width and dispatches the tokens to their expert.
 // forward() uses only these tensors and equals the gated model in eval mode (tested to tolerance). The
 // v/o top-K is applied as a mask here: the weights stay whole because other tokens read other dims.
+// Inference on CPU in float32: the products run on weights packed once (kernels/fused/packed_matmul.h).
 #pragma once
 #include <map>
 #include <string>
@@ -19,6 +20,7 @@
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
 #include "core/model/rope.h"
+#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -50,20 +52,24 @@ class TomoeMoe {
   const std::map<std::string, torch::Tensor>& tensors() const { return t_; }
 
  private:
-  // What forward() derives from the tensors once: each layer's q/k rotation and stacked input projections and,
-  // per expert, its gate and up rows cut to the expert's width and stacked (one matmul), and its down columns.
+  // What forward() derives from the tensors once, packed for the kernel (kernels/fused/packed_matmul.h):
+  // each layer's q/k rotation, its input projections stacked, W_O, the expert router and, per expert, its
+  // gate and up rows cut to the expert's width (one SwiGLU product) and its down columns.
   void build_derived();
   const torch::Tensor& at(const std::string& name) const;
   ModelOptions o_;
   std::map<std::string, torch::Tensor> t_;  // every weight, by name (the file's layout)
   std::vector<Rope> qk_rope_;               // per layer: the kept pairs' rotation
-  struct Projection {
-    torch::Tensor weight, bias;
+  struct AttentionWeights {
+    PackedWeight in;          // [W_Q; W_K; W_V; Proj_E]: one product
+    torch::Tensor in_bias;    // [0; Proj_E's bias]
+    PackedWeight out;         // W_O
   };
-  std::vector<Projection> attn_in_;  // per layer: [W_Q; W_K; W_V; Proj_E] and [0; Proj_E's bias], one product
+  std::vector<AttentionWeights> attn_;  // per layer
+  std::vector<PackedWeight> router_;    // per layer: the MLP's expert router
   struct Expert {
-    torch::Tensor gate_up;  // [2 width, d]
-    torch::Tensor down;     // [d, width]
+    PackedWeight gate_up;  // SwiGLU packing of the kept gate and up rows
+    PackedWeight down;     // [d, width]
     std::int64_t width = 0;
   };
   std::vector<std::vector<Expert>> experts_;  // per layer, per expert

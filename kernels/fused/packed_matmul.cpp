@@ -1,0 +1,206 @@
+#include "kernels/fused/packed_matmul.h"
+
+#include <algorithm>
+#include <atomic>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/fused/vec8.h"
+
+namespace moxlab {
+
+namespace {
+
+using namespace vec8;
+
+constexpr int kPanel = 16;              // output columns per panel: two 8-float registers
+constexpr int kTileRows = 6;            // rows per register tile: 12 accumulators, 2 weight and 1 broadcast register
+constexpr std::int64_t kRowChunk = 96;  // rows every panel passes over before the next chunk (x stays in L2)
+
+std::atomic<bool> g_force_portable{false};
+
+// Where one tile's results go and what happens to them on the way.
+struct Epilogue {
+  int columns = kPanel;  // valid output columns of this panel (16, or 8 for SwiGLU; fewer in the last panel)
+  const float* bias = nullptr;  // 16 values, padded past the last column
+  bool accumulate = false;
+  bool swiglu = false;
+};
+
+// One row's 16 accumulated values (lo: columns 0-7, hi: 8-15) into its output row. Always inlined, so it is
+// compiled for the ISA of the tile that calls it.
+MOXLAB_INLINE void finish_row(f8 lo, f8 hi, float* out, const Epilogue& e) {
+  if (e.swiglu) {  // lo = x G^T, hi = x U^T for the same 8 channels
+    const f8 y = silu_times(lo, hi);
+    if (e.columns == 8) return store8(out, y);
+    for (int c = 0; c < e.columns; ++c) out[c] = y[c];
+    return;
+  }
+  if (e.bias) {
+    lo += load8(e.bias);
+    hi += load8(e.bias + 8);
+  }
+  if (e.columns == kPanel) {
+    if (e.accumulate) {
+      lo += load8(out);
+      hi += load8(out + 8);
+    }
+    store8(out, lo);
+    store8(out + 8, hi);
+    return;
+  }
+  float v[kPanel];
+  store8(v, lo);
+  store8(v + 8, hi);
+  for (int c = 0; c < e.columns; ++c) out[c] = e.accumulate ? out[c] + v[c] : v[c];
+}
+
+struct Tile {
+  const float* x[kTileRows];  // the rows' inputs (column 0)
+  float* out[kTileRows];      // the rows' outputs at the panel's first column
+};
+
+using TileFn = void (*)(const Tile&, const float* panel, const KRange* ranges, std::size_t n_ranges, const Epilogue&);
+
+template <int MR>
+void tile_portable(const Tile& t, const float* panel, const KRange* ranges, std::size_t n_ranges, const Epilogue& e) {
+  float acc[MR][kPanel] = {};
+  for (std::size_t i = 0; i < n_ranges; ++i)
+    for (std::int64_t k = ranges[i].begin; k < ranges[i].begin + ranges[i].count; ++k) {
+      const float* b = panel + k * kPanel;
+      for (int r = 0; r < MR; ++r) {
+        const float a = t.x[r][k];
+        for (int c = 0; c < kPanel; ++c) acc[r][c] += a * b[c];
+      }
+    }
+  for (int r = 0; r < MR; ++r) finish_row(load8(acc[r]), load8(acc[r] + 8), t.out[r], e);
+}
+
+#if defined(__x86_64__)
+// The register tile: per k, the panel's 16 weights in two registers, each row's x broadcast and
+// multiply-added into its two accumulators (12 FMAs per 8 loads; all accumulators stay in registers,
+// hence the unrolled row loops).
+template <int MR>
+__attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t, const float* panel, const KRange* ranges, std::size_t n_ranges,
+                                                   const Epilogue& e) {
+  __m256 lo[MR], hi[MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < n_ranges; ++i) {
+    const float* b = panel + ranges[i].begin * kPanel;
+    const float* x[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) x[r] = t.x[r] + ranges[i].begin;
+    for (std::int64_t k = 0; k < ranges[i].count; ++k, b += kPanel) {
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        const __m256 a = _mm256_broadcast_ss(x[r] + k);
+        lo[r] = _mm256_fmadd_ps(a, b0, lo[r]);
+        hi[r] = _mm256_fmadd_ps(a, b1, hi[r]);
+      }
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) finish_row((f8)lo[r], (f8)hi[r], t.out[r], e);
+}
+
+bool cpu_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+constexpr TileFn kAvx2Tiles[kTileRows + 1] = {nullptr,      tile_avx2<1>, tile_avx2<2>, tile_avx2<3>,
+                                              tile_avx2<4>, tile_avx2<5>, tile_avx2<6>};
+#else
+bool cpu_has_avx2_fma() { return false; }
+constexpr TileFn kAvx2Tiles[kTileRows + 1] = {};
+#endif
+
+constexpr TileFn kPortableTiles[kTileRows + 1] = {nullptr,          tile_portable<1>, tile_portable<2>, tile_portable<3>,
+                                                  tile_portable<4>, tile_portable<5>, tile_portable<6>};
+
+void check_packing_input(const torch::Tensor& w, const char* what) {
+  TORCH_CHECK(w.dim() == 2 && w.scalar_type() == torch::kFloat && w.is_cpu(), what, ": needs a float32 CPU matrix");
+}
+
+}  // namespace
+
+torch::Tensor pack_weight(const torch::Tensor& w) {
+  check_packing_input(w, "pack_weight");
+  const auto n = w.size(0), k = w.size(1), panels = (n + kPanel - 1) / kPanel;
+  auto padded = torch::zeros({panels * kPanel, k}, w.options());
+  padded.narrow(0, 0, n).copy_(w);
+  return padded.view({panels, kPanel, k}).transpose(1, 2).contiguous();
+}
+
+torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor& up) {
+  check_packing_input(gate, "pack_swiglu_weight");
+  TORCH_CHECK(gate.sizes() == up.sizes(), "pack_swiglu_weight: gate and up differ in shape");
+  const auto width = gate.size(0), k = gate.size(1), panels = (width + 7) / 8;
+  auto padded = torch::zeros({2, panels * 8, k}, gate.options());
+  padded[0].narrow(0, 0, width).copy_(gate);
+  padded[1].narrow(0, 0, width).copy_(up);
+  // [2, panels, 8, K] -> [panels, 2, 8, K] -> [panels, K, 16]: gate's 8 columns, then up's.
+  return padded.view({2, panels, 8, k}).permute({1, 3, 0, 2}).reshape({panels, k, kPanel}).contiguous();
+}
+
+RowMap row_map(const torch::Tensor& t, const std::int64_t* index) {
+  TORCH_CHECK(t.dim() == 2 && t.scalar_type() == torch::kFloat && (t.size(1) <= 1 || t.stride(1) == 1),
+              "row_map: needs a float32 matrix with contiguous rows");
+  return {t.data_ptr<float>(), t.stride(0), index};
+}
+
+PackedWeight packed_weight(const torch::Tensor& packed, std::int64_t n, bool swiglu) {
+  TORCH_CHECK(packed.dim() == 3 && packed.size(2) == kPanel && packed.is_contiguous() && packed.scalar_type() == torch::kFloat,
+              "packed_weight: not a packed weight [panels, K, 16]");
+  PackedWeight w{packed, packed.data_ptr<float>(), packed.size(1), n, swiglu};
+  TORCH_CHECK(n >= 0 && w.panel_count() == packed.size(0), "packed_weight: ", n, " columns do not match ", packed.size(0),
+              " panels");
+  return w;
+}
+
+void force_portable_packed_matmul(bool on) { g_force_portable = on; }
+
+bool packed_matmul_uses_avx2() {
+  static const bool available = cpu_has_avx2_fma();
+  return available && !g_force_portable;
+}
+
+void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt) {
+  TORCH_CHECK(!w.swiglu || (opt.bias == nullptr && !opt.accumulate), "packed_matmul: SwiGLU takes no bias or accumulation");
+  std::vector<KRange> ranges = opt.ranges;
+  if (ranges.empty()) ranges.push_back({0, w.k});
+  for (const auto& r : ranges)
+    TORCH_CHECK(r.begin >= 0 && r.count >= 0 && r.begin + r.count <= w.k, "packed_matmul: input range outside K = ", w.k);
+  const TileFn* tiles = packed_matmul_uses_avx2() ? kAvx2Tiles : kPortableTiles;
+  const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
+  for (std::int64_t m0 = 0; m0 < m; m0 += kRowChunk) {
+    const std::int64_t m1 = std::min(m, m0 + kRowChunk);
+    for (std::int64_t p = 0; p < w.panel_count(); ++p) {
+      const std::int64_t col = p * per_panel;
+      Epilogue e;
+      e.columns = static_cast<int>(std::min<std::int64_t>(per_panel, w.n - col));
+      e.accumulate = opt.accumulate;
+      e.swiglu = w.swiglu;
+      float bias[kPanel] = {};
+      if (opt.bias) {
+        std::copy(opt.bias + col, opt.bias + col + e.columns, bias);
+        e.bias = bias;
+      }
+      const float* panel = w.panels + p * w.k * kPanel;
+      for (std::int64_t r0 = m0; r0 < m1; r0 += kTileRows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - r0));
+        Tile t;
+        for (int r = 0; r < rows; ++r) {
+          t.x[r] = x.row(r0 + r);
+          t.out[r] = out.row(r0 + r) + col;
+        }
+        tiles[rows](t, panel, ranges.data(), ranges.size(), e);
+      }
+    }
+  }
+}
+
+}  // namespace moxlab

@@ -1,0 +1,69 @@
+// Inference products x W^T against weights packed once, instead of per call. OpenBLAS repacks the weight
+// matrix on every call: for the row-local products of the sparse models (ToMoE's experts over ~130 rows,
+// MoHD's routed blocks) that copy was 13% of a prefill's samples (perf, docs/performance.md). Here W
+// [N, K] is laid out once as panels of 16 output columns, [ceil(N / 16), K, 16] (zero-padded), and a
+// register-tiled kernel (6 rows x 16 columns of accumulators; AVX2 + FMA, a portable loop elsewhere)
+// multiplies rows against them. On this machine it runs at 124-130 GFLOP/s per thread, 3-15% above
+// torch::mm at the models' shapes (most for few rows).
+//
+// What one pass can do besides the product, to save passes over the result:
+//   - rows read and written through row indices (gather / scatter: ToMoE's expert dispatch);
+//   - input ranges: only some runs of K (MoHD's active blocks), accumulated in registers;
+//   - bias, accumulation into the output (+=), and SwiGLU: a weight packed by pack_swiglu_weight gives
+//     SiLU(x G^T) * (x U^T) directly, the [rows, 2 width] gate/up product never written.
+// Single-threaded by design: callers split rows across threads (parallel_row_ranges). CPU float32, no
+// autograd (rows are raw pointers: callers keep their tensors alive).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace moxlab {
+
+// W [N, K] float32 -> [ceil(N / 16), K, 16]: column c of panel p is row 16 p + c of W.
+torch::Tensor pack_weight(const torch::Tensor& w);
+// SwiGLU's gate and up [W, K] -> [ceil(W / 8), K, 16]: columns 0-7 of panel p are gate rows 8p .. 8p+7,
+// columns 8-15 the same rows of up.
+torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor& up);
+
+// Row r of a float32 matrix with contiguous rows: data + (index ? index[r] : r) * stride.
+struct RowMap {
+  float* data = nullptr;
+  std::int64_t stride = 0;
+  const std::int64_t* index = nullptr;
+  float* row(std::int64_t r) const { return data + (index ? index[r] : r) * stride; }
+};
+RowMap row_map(const torch::Tensor& t2d, const std::int64_t* index = nullptr);  // [rows, cols], cols contiguous
+
+struct KRange {
+  std::int64_t begin = 0, count = 0;
+};
+
+// A packed weight as the kernel reads it (holding the packing's storage).
+struct PackedWeight {
+  torch::Tensor packed;
+  const float* panels = nullptr;
+  std::int64_t k = 0;       // the packed input width K
+  std::int64_t n = 0;       // output columns: N, or the SwiGLU width W
+  bool swiglu = false;      // packed by pack_swiglu_weight
+  std::int64_t panel_count() const { return swiglu ? (n + 7) / 8 : (n + 15) / 16; }
+};
+// n: N (or W) of the packed matrix, checked against the packing's shape.
+PackedWeight packed_weight(const torch::Tensor& packed, std::int64_t n, bool swiglu = false);
+
+struct ProductOptions {
+  std::vector<KRange> ranges;    // runs of K to multiply (empty: all of K); x is read at the same columns
+  const float* bias = nullptr;   // [n] (not with SwiGLU)
+  bool accumulate = false;       // out += instead of out = (not with SwiGLU)
+};
+
+// out[r, 0:n] = sum over the ranges of x[r, range] W[:, range]^T (+ bias) (+ out[r] when accumulating), or
+// SiLU(..gate..) * (..up..) for a SwiGLU packing, for rows r < m.
+void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt = {});
+
+// Tests: run the portable loop even where the AVX2 kernel would run (it always does without AVX2 + FMA).
+void force_portable_packed_matmul(bool on);
+bool packed_matmul_uses_avx2();
+
+}  // namespace moxlab

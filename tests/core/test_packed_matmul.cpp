@@ -1,0 +1,130 @@
+// The packed-weight products (kernels/fused/packed_matmul.h) against float64 references, on both the AVX2
+// kernel and the portable loop: every row count of a register tile and every panel tail, input ranges,
+// bias, accumulation, gathered and scattered rows and the SwiGLU packing.
+#include "kernels/fused/packed_matmul.h"
+#include "torch_catch.h"
+
+using namespace moxlab;
+
+namespace {
+
+// Runs `check` once on each implementation this machine has.
+template <class F>
+void on_each_kernel(F check) {
+  for (bool portable : {false, true}) {
+    force_portable_packed_matmul(portable);
+    INFO((packed_matmul_uses_avx2() ? "AVX2 kernel" : "portable loop"));
+    check();
+  }
+  force_portable_packed_matmul(false);
+}
+
+torch::Tensor d64(const torch::Tensor& t) { return t.to(torch::kDouble); }
+
+}  // namespace
+
+TEST_CASE("Packed products equal x W^T by hand and at every tile and panel edge", "[kernels]") {
+  // By hand: x = [[1, 2], [3, -1]], W = [[1, 0], [2, 1], [0, -1]]: x W^T = [[1, 4, -2], [3, 5, 1]]; + bias
+  // [10, 20, 30] = [[11, 24, 28], [13, 25, 31]].
+  const auto x = torch::tensor({{1.0f, 2.0f}, {3.0f, -1.0f}});
+  const auto w = torch::tensor({{1.0f, 0.0f}, {2.0f, 1.0f}, {0.0f, -1.0f}});
+  const auto bias = torch::tensor({10.0f, 20.0f, 30.0f});
+  const auto packed = pack_weight(w);
+  CHECK(packed.sizes() == torch::IntArrayRef({1, 2, 16}));
+  CHECK(packed[0][1][1].item<float>() == 1.0f);  // W[1][1] at k = 1, column 1
+  CHECK(packed[0][0][5].item<float>() == 0.0f);  // padding
+  on_each_kernel([&] {
+    auto y = torch::full({2, 3}, -7.0f);
+    ProductOptions opt;
+    opt.bias = bias.data_ptr<float>();
+    packed_matmul(row_map(x), 2, packed_weight(packed, 3), row_map(y), opt);
+    CHECK(torch::equal(y, torch::tensor({{11.0f, 24.0f, 28.0f}, {13.0f, 25.0f, 31.0f}})));
+  });
+  torch::manual_seed(5);
+  for (auto [m, k, n] : std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {5, 7, 16}, {6, 16, 17}, {13, 33, 40}, {97, 64, 8}, {200, 48, 48}}) {
+    INFO("m " << m << " k " << k << " n " << n);
+    const auto xs = torch::randn({m, k}), ws = torch::randn({n, k}), b = torch::randn({n});
+    const auto pw = pack_weight(ws);
+    on_each_kernel([&] {
+      auto y = torch::empty({m, n});
+      ProductOptions opt;
+      opt.bias = b.data_ptr<float>();
+      packed_matmul(row_map(xs), m, packed_weight(pw, n), row_map(y), opt);
+      CHECK(torch::allclose(d64(y), d64(xs).mm(d64(ws).t()) + d64(b), 1e-4, 1e-4));
+    });
+  }
+}
+
+TEST_CASE("Packed products read input ranges, accumulate, and gather and scatter rows", "[kernels]") {
+  torch::manual_seed(6);
+  const int m = 23, k = 50, n = 21;
+  const auto x = torch::randn({m, k}), w = torch::randn({n, k});
+  const auto pw = packed_weight(pack_weight(w), n);
+  // Ranges [3, 10) and [40, 50): the product of those columns of x and W only.
+  const auto keep = torch::zeros({k});
+  keep.narrow(0, 3, 7).fill_(1);
+  keep.narrow(0, 40, 10).fill_(1);
+  const auto ref_ranges = d64(x * keep).mm(d64(w).t());
+  // Rows gathered from a wider matrix in another order and scattered to a third.
+  const auto wide = torch::randn({40, k + 6});
+  std::vector<std::int64_t> from, to;
+  for (int r = 0; r < m; ++r) from.push_back((r * 7) % 40), to.push_back(m - 1 - r);
+  const auto gathered = wide.narrow(1, 2, k).index_select(0, torch::tensor(from));
+  on_each_kernel([&] {
+    auto y = torch::empty({m, n});
+    ProductOptions opt;
+    opt.ranges = {{3, 7}, {40, 10}};
+    packed_matmul(row_map(x), m, pw, row_map(y), opt);
+    CHECK(torch::allclose(d64(y), ref_ranges, 1e-4, 1e-4));
+    // Accumulating adds the full product to what is there.
+    packed_matmul(row_map(x), m, pw, row_map(y), ProductOptions{{}, nullptr, true});
+    CHECK(torch::allclose(d64(y), ref_ranges + d64(x).mm(d64(w).t()), 1e-4, 1e-4));
+    // Gather and scatter: out row to[r] = wide row from[r] (columns 2 .. k + 1) W^T.
+    auto out = torch::zeros({m, n + 3});
+    packed_matmul(row_map(wide.narrow(1, 2, k), from.data()), m, pw, row_map(out.narrow(1, 1, n), to.data()));
+    const auto expect = d64(gathered).mm(d64(w).t()).flip(0);
+    CHECK(torch::allclose(d64(out.narrow(1, 1, n)), expect, 1e-4, 1e-4));
+    CHECK(out.narrow(1, 0, 1).abs().max().item<float>() == 0.0f);  // outside the mapped columns untouched
+  });
+}
+
+TEST_CASE("A SwiGLU packing gives SiLU(x G^T) * (x U^T) in one product", "[kernels]") {
+  // By hand: x = [1, 1], gate rows [2, 0] and [-1, -2], up rows [1, 1] and [0, 4]: gate products 2 and -3,
+  // up products 2 and 4: SiLU(2) * 2 = 2 * 2 / (1 + e^-2) = 3.523188, SiLU(-3) * 4 = -12 / (1 + e^3) = -0.569113.
+  const auto x = torch::tensor({{1.0f, 1.0f}});
+  const auto gate = torch::tensor({{2.0f, 0.0f}, {-1.0f, -2.0f}}), up = torch::tensor({{1.0f, 1.0f}, {0.0f, 4.0f}});
+  const auto packed = pack_swiglu_weight(gate, up);
+  CHECK(packed.sizes() == torch::IntArrayRef({1, 2, 16}));
+  CHECK(packed[0][1][9].item<float>() == 4.0f);  // up row 1, k = 1, in the up half
+  on_each_kernel([&] {
+    auto y = torch::empty({1, 2});
+    packed_matmul(row_map(x), 1, packed_weight(packed, 2, true), row_map(y));
+    CHECK(torch::allclose(y, torch::tensor({{3.523188f, -0.569113f}}), 1e-5, 1e-5));
+  });
+  torch::manual_seed(8);
+  for (int width : {8, 13, 64}) {
+    INFO("width " << width);
+    const auto xs = torch::randn({31, 40}), g = torch::randn({width, 40}) * 0.5, u = torch::randn({width, 40});
+    const auto pw = packed_weight(pack_swiglu_weight(g, u), width, true);
+    const auto gd = d64(xs).mm(d64(g).t()), ud = d64(xs).mm(d64(u).t());
+    on_each_kernel([&] {
+      auto y = torch::empty({31, width});
+      packed_matmul(row_map(xs), 31, pw, row_map(y));
+      CHECK(torch::allclose(d64(y), gd * torch::sigmoid(gd) * ud, 1e-4, 1e-4));
+    });
+  }
+}
+
+TEST_CASE("Packed products refuse what they cannot do", "[kernels]") {
+  const auto w = torch::randn({20, 8});
+  CHECK_THROWS(packed_weight(pack_weight(w), 40));                   // more columns than panels hold
+  CHECK_THROWS(pack_weight(w.to(torch::kDouble)));                   // float32 only
+  CHECK_THROWS(pack_swiglu_weight(w, torch::randn({21, 8})));        // gate and up differ
+  auto x = torch::randn({2, 8}), y = torch::empty({2, 20});
+  ProductOptions out_of_range;
+  out_of_range.ranges = {{4, 5}};
+  CHECK_THROWS(packed_matmul(row_map(x), 2, packed_weight(pack_weight(w), 20), row_map(y), out_of_range));
+  ProductOptions bias;
+  bias.bias = y.data_ptr<float>();
+  CHECK_THROWS(packed_matmul(row_map(x), 2, packed_weight(pack_swiglu_weight(w, w), 20, true), row_map(y), bias));
+}
