@@ -3,10 +3,72 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
+#include "kernels/fused/vec8.h"
+
 namespace moxlab {
+
+namespace {
+
+using namespace vec8;
+
+// Rows up to this wide take the counting pass first: eight vectors of values and eight of ranks in registers.
+constexpr std::int64_t kCountingWidth = 64;
+
+// The counting pass: rank[i] = how many values of the row are strictly larger than x[i], for all i at
+// once (each x[j] against the whole row, eight at a time, V vectors); i is kept when rank[i] < k. Exact
+// unless values tie across the k-th place: then more than k ranks fall below k, and it returns false (the
+// caller sorts). The row is copied into a buffer padded with -inf, which outranks nothing.
+template <int V>
+MOXLAB_INLINE bool count_ranks(const float* x, std::int64_t n, std::int64_t k, float* mask) {
+  float padded[8 * V];
+  std::copy(x, x + n, padded);
+  std::fill(padded + n, padded + 8 * V, -std::numeric_limits<float>::infinity());
+  f8 values[V];
+  i8 rank[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) {
+    values[v] = load8(padded + 8 * v);
+    rank[v] = i8{};
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    const f8 xj = splat(x[j]);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) rank[v] -= (i8)(xj > values[v]);  // a true compare is -1
+  }
+  // Branch-free (a branch per value mispredicts half the time): 1.0f where rank < k, the compare's
+  // all-ones lanes selecting its bits. The padding lanes are neither copied nor counted.
+  const i8 limit = i8{} + static_cast<std::int32_t>(k), one = (i8)splat(1.0f);
+  float out[8 * V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) {
+    const i8 keep = rank[v] < limit;
+    store8(out + 8 * v, (f8)(keep & one));
+  }
+  std::copy(out, out + n, mask);
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < n; ++i) count += out[i] != 0.0f;
+  return count == k;
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+bool top_k_by_counting(const float* x, std::int64_t n, std::int64_t k, float* mask) {
+  switch ((n + 7) / 8) {
+    case 1: return count_ranks<1>(x, n, k, mask);
+    case 2: return count_ranks<2>(x, n, k, mask);
+    case 3: return count_ranks<3>(x, n, k, mask);
+    case 4: return count_ranks<4>(x, n, k, mask);
+    case 5: return count_ranks<5>(x, n, k, mask);
+    case 6: return count_ranks<6>(x, n, k, mask);
+    case 7: return count_ranks<7>(x, n, k, mask);
+    default: return count_ranks<8>(x, n, k, mask);
+  }
+}
+
+}  // namespace
 
 torch::Tensor top_k_mask(const torch::Tensor& scores, std::int64_t k) {
   TORCH_CHECK(scores.dim() >= 1 && scores.is_cpu() && scores.scalar_type() == torch::kFloat, "top-k mask: float32 CPU scores");
@@ -21,6 +83,8 @@ torch::Tensor top_k_mask(const torch::Tensor& scores, std::int64_t k) {
     std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
     for (std::int64_t r = begin; r < end; ++r) {
       const float* x = sp + r * n;
+      if (n <= kCountingWidth && top_k_by_counting(x, n, k, mp + r * n)) continue;
+      std::fill(mp + r * n, mp + (r + 1) * n, 0.0f);
       std::iota(idx.begin(), idx.end(), 0);
       // The k largest first (larger score, then lower index), in no particular order among themselves.
       std::nth_element(idx.begin(), idx.begin() + k, idx.end(),

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/data/tokenizer.h"
@@ -377,4 +378,16 @@ TEST_CASE("top_k_mask marks each row's k largest scores, ties to the lower index
     CHECK(torch::equal(top_k_mask(s, k), ref));
   }
   CHECK_THROWS(top_k_mask(s, 49));
+  // Many ties (scores rounded to integers), widths with a tail past 8 and past the counting pass's 64,
+  // and -inf scores: against a stable descending sort, which puts equal scores in index order.
+  for (int n : {5, 37, 64, 300}) {
+    auto tied = (torch::randn({40, n}) * 2).round();
+    tied[0][0] = -std::numeric_limits<float>::infinity();
+    for (int k : {1, n / 2, n - 1}) {
+      INFO("n " << n << " k " << k);
+      const auto order = std::get<1>(tied.sort(true, -1, true));
+      const auto ref = torch::zeros_like(tied).scatter(-1, order.narrow(-1, 0, k), 1.0);
+      CHECK(torch::equal(top_k_mask(tied, k), ref));
+    }
+  }
 }
