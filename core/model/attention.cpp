@@ -8,7 +8,7 @@
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/tomoe/tomoe_modules.h"
 #include "kernels/fused/attention.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -40,21 +40,6 @@ torch::Tensor attend_rows(const torch::Tensor& q, const torch::Tensor& k, const 
         .narrow(-1, k.size(2) - mask.size(1), mask.size(1))
         .masked_fill_(mask, -std::numeric_limits<float>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v);
-}
-
-// x [.., k] W^T + b on each thread's own rows (parallel_row_ranges), as MoHD's sparse projections run
-// (dense small prefill ~2% faster than one two-thread BLAS call, docs/performance.md).
-torch::Tensor linear_by_rows(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
-  const auto x2 = x.reshape({-1, x.size(-1)});
-  auto y = torch::empty({x2.size(0), w.size(0)}, x.options());
-  parallel_row_ranges(x2.size(0), 32, [&](std::int64_t a, std::int64_t e) {
-    auto rows = y.narrow(0, a, e - a);
-    torch::mm_out(rows, x2.narrow(0, a, e - a), w.t());
-    if (b.defined()) rows.add_(b);
-  });
-  auto shape = x.sizes().vec();
-  shape.back() = w.size(0);
-  return y.view(shape);
 }
 
 // Causal attention runs in tiles of this many query positions: a tile's scores stay in cache, and it
@@ -116,13 +101,15 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
 
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_qkv(const torch::Tensor& x) {
   if (torch::GradMode::is_enabled()) return {wq(x), wk(x), wv(x)};
-  // One GEMM instead of three reads x once, at a better shape for the BLAS (small preset, 1024 tokens:
-  // 2.1 vs 2.4 ms in the same process), on each thread's own rows; q, k and v are column slices of it.
-  const auto w = stacked_.get({wq->weight, wk->weight, wv->weight}, [&] { return torch::cat({wq->weight, wk->weight, wv->weight}); });
+  // One product instead of three reads x once (small preset, 1024 tokens: 2.1 vs 2.4 ms in the same
+  // process), on each thread's own rows against the weights packed once (kernels/fused/packed_matmul.h);
+  // q, k and v are column slices of it.
+  const std::int64_t nq = wq->weight.size(0), nkv = wk->weight.size(0);
+  if (!packed_applies(x)) return {wq(x), wk(x), wv(x)};
+  const auto w = stacked_.get({wq->weight, wk->weight, wv->weight}, [&] { return pack_weight(torch::cat({wq->weight, wk->weight, wv->weight})); });
   const auto b = wq->bias.defined() ? stacked_.get({wq->bias, wk->bias, wv->bias}, [&] { return torch::cat({wq->bias, wk->bias, wv->bias}); })
                                     : torch::Tensor();
-  const auto qkv = linear_by_rows(x, w, b);
-  const std::int64_t nq = wq->weight.size(0), nkv = wk->weight.size(0);
+  const auto qkv = packed_linear(x, packed_weight(w, nq + 2 * nkv), b);
   return {qkv.narrow(-1, 0, nq), qkv.narrow(-1, nq, nkv), qkv.narrow(-1, nq + nkv, nkv)};
 }
 
@@ -144,7 +131,10 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
 torch::Tensor DenseAttention::project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps) {
   auto mixed = heads.reshape({heads.size(0), heads.size(1), n_heads_ * head_dim_});
   ctx.tap(taps.attn_ctx, mixed);
-  auto y = torch::GradMode::is_enabled() ? wo(mixed) : linear_by_rows(mixed, wo->weight, wo->bias);
+  auto y = packed_applies(mixed) ? packed_linear(mixed, packed_weight(stacked_.get({wo->weight}, [&] { return pack_weight(wo->weight); }),
+                                                                   wo->weight.size(0)),
+                                                 wo->bias)
+                                  : wo(mixed);
   ctx.tap(taps.attn_out, y);
   return y;
 }

@@ -54,7 +54,8 @@ class DenseAttention : public Attention {
   bool causal_;
 
  private:
-  // Without autograd, Q, K and V come from one product with W_Q, W_K, W_V stacked (cached while unchanged).
+  // Without autograd, Q, K and V come from one product with W_Q, W_K, W_V stacked and packed (cached while
+  // unchanged, as is the packed W_O).
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project_qkv(const torch::Tensor& x);
   DerivedWeights stacked_;
 };

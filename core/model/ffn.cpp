@@ -3,6 +3,7 @@
 #include "core/common/error.h"
 #include "core/model/mohd/mohd_components.h"
 #include "core/model/tomoe/tomoe_modules.h"
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/fused/swiglu.h"
 #include "kernels/sparse/row_parts.h"
 
@@ -24,19 +25,24 @@ SwiGLU::SwiGLU(const ModelOptions& o) {
 
 torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
   ctx.tap(taps.ffn_in, x);
-  if (!torch::GradMode::is_enabled() && !ctx.probes) {
-    // Inference: W_gate and W_up as one product, SiLU(g) * u and W_down on each thread's own rows
-    // (parallel_row_ranges), as MoHD's sparse FFN runs, so the dense baseline gets the same treatment.
-    const auto w13 = stacked_.get({w1->weight, w3->weight}, [&] { return torch::cat({w1->weight, w3->weight}); });
+  if (!ctx.probes && packed_applies(x)) {
+    // Inference: SiLU(x W_gate^T) * (x W_up^T) as one product against W_gate and W_up packed side by side
+    // (kernels/fused/packed_matmul.h: the [rows, 2 hidden] gate/up product is never written), then W_down,
+    // on each thread's own rows (parallel_row_ranges), as the sparse models' FFNs run.
     const auto hidden = w1->weight.size(0);
-    const auto x2 = x.reshape({-1, x.size(-1)});
-    auto y = torch::empty({x2.size(0), w2->weight.size(0)}, x.options());
+    const auto gate_up = packed_weight(stacked_.get({w1->weight, w3->weight}, [&] { return pack_swiglu_weight(w1->weight, w3->weight); }),
+                                       hidden, true);
+    const auto down = packed_weight(stacked_.get({w2->weight}, [&] { return pack_weight(w2->weight); }), w2->weight.size(0));
+    const auto x2 = x.reshape({-1, x.size(-1)}).contiguous();
+    auto y = torch::empty({x2.size(0), down.n}, x.options());
     parallel_row_ranges(x2.size(0), 32, [&](std::int64_t a, std::int64_t e) {
-      const auto gate_up = torch::mm(x2.narrow(0, a, e - a), w13.t());
-      auto rows = y.narrow(0, a, e - a);
-      torch::mm_out(rows, swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden)), w2->weight.t());
+      auto act = torch::empty({e - a, hidden}, x.options());
+      packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, gate_up, row_map(act));
+      packed_matmul(row_map(act), e - a, down, row_map(y.narrow(0, a, e - a)));
     });
-    return y.view(x.sizes());
+    auto shape = x.sizes().vec();
+    shape.back() = down.n;
+    return y.view(shape);
   }
   auto gate = w1(x);
   auto up = w3(x);

@@ -28,7 +28,7 @@ class SwiGLU : public FeedForward {
   torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
 
  private:
-  DerivedWeights stacked_;  // without autograd: W_gate and W_up as one matrix (one product for both)
+  DerivedWeights stacked_;  // without autograd: W_gate and W_up packed side by side (one SwiGLU product), W_down packed
 };
 
 // SiLU(gate) ⊙ up. `gate` is consumed: without autograd the result is written over it (no temporaries).

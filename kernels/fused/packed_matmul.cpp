@@ -8,6 +8,7 @@
 #endif
 
 #include "kernels/fused/vec8.h"
+#include "kernels/sparse/row_parts.h"
 
 namespace moxlab {
 
@@ -146,6 +147,15 @@ torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor&
   return padded.view({2, panels, 8, k}).permute({1, 3, 0, 2}).reshape({panels, k, kPanel}).contiguous();
 }
 
+torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b) {
+  check_packing_input(w, "pack_weight_blocks");
+  TORCH_CHECK(b > 0 && w.size(0) % b == 0, "pack_weight_blocks: ", w.size(0), " rows are not whole blocks of ", b);
+  const auto blocks = w.size(0) / b, k = w.size(1), panels = (b + kPanel - 1) / kPanel;
+  auto padded = torch::zeros({blocks, panels * kPanel, k}, w.options());
+  padded.narrow(1, 0, b).copy_(w.reshape({blocks, b, k}));
+  return padded.view({blocks, panels, kPanel, k}).transpose(2, 3).contiguous();
+}
+
 RowMap row_map(const torch::Tensor& t, const std::int64_t* index) {
   TORCH_CHECK(t.dim() == 2 && t.scalar_type() == torch::kFloat && (t.size(1) <= 1 || t.stride(1) == 1),
               "row_map: needs a float32 matrix with contiguous rows");
@@ -159,6 +169,15 @@ PackedWeight packed_weight(const torch::Tensor& packed, std::int64_t n, bool swi
   TORCH_CHECK(n >= 0 && w.panel_count() == packed.size(0), "packed_weight: ", n, " columns do not match ", packed.size(0),
               " panels");
   return w;
+}
+
+PackedWeight packed_block(const torch::Tensor& packed_blocks, std::int64_t i, std::int64_t b) {
+  TORCH_CHECK(packed_blocks.dim() == 4 && packed_blocks.size(3) == kPanel && packed_blocks.is_contiguous() &&
+                  packed_blocks.scalar_type() == torch::kFloat && packed_blocks.size(1) == (b + kPanel - 1) / kPanel &&
+                  i >= 0 && i < packed_blocks.size(0),
+              "packed_block: not block ", i, " of a block packing of ", b, " rows");
+  const auto k = packed_blocks.size(2);
+  return {packed_blocks, packed_blocks.data_ptr<float>() + i * packed_blocks.size(1) * k * kPanel, k, b, false};
 }
 
 void force_portable_packed_matmul(bool on) { g_force_portable = on; }
@@ -201,6 +220,27 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       }
     }
   }
+}
+
+bool packed_applies(const torch::Tensor& x) {
+  return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat;
+}
+
+torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias) {
+  TORCH_CHECK(packed_applies(x) && x.size(-1) == w.k && !w.swiglu, "packed_linear: needs float32 CPU input [..., ", w.k,
+              "] without autograd and a linear packing");
+  const auto x2 = x.reshape({-1, w.k}).contiguous();
+  const auto b = bias.defined() ? bias.contiguous() : bias;
+  TORCH_CHECK(!b.defined() || (b.numel() == w.n && b.scalar_type() == torch::kFloat), "packed_linear: bias must be [", w.n, "]");
+  auto y = torch::empty({x2.size(0), w.n}, x.options());
+  ProductOptions opt;
+  if (b.defined()) opt.bias = b.data_ptr<float>();
+  parallel_row_ranges(x2.size(0), 32, [&](std::int64_t a, std::int64_t e) {
+    packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, w, row_map(y.narrow(0, a, e - a)), opt);
+  });
+  auto shape = x.sizes().vec();
+  shape.back() = w.n;
+  return y.view(shape);
 }
 
 }  // namespace moxlab

@@ -27,6 +27,10 @@ torch::Tensor pack_weight(const torch::Tensor& w);
 // columns 8-15 the same rows of up.
 torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor& up);
 
+// W [blocks * b, K] packed block by block, [blocks, ceil(b / 16), K, 16]: each run of b output rows its own
+// packing (MoHD's output-side blocks, any b), and packed_block() the PackedWeight of block i.
+torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b);
+
 // Row r of a float32 matrix with contiguous rows: data + (index ? index[r] : r) * stride.
 struct RowMap {
   float* data = nullptr;
@@ -51,6 +55,7 @@ struct PackedWeight {
 };
 // n: N (or W) of the packed matrix, checked against the packing's shape.
 PackedWeight packed_weight(const torch::Tensor& packed, std::int64_t n, bool swiglu = false);
+PackedWeight packed_block(const torch::Tensor& packed_blocks, std::int64_t i, std::int64_t b);
 
 struct ProductOptions {
   std::vector<KRange> ranges;    // runs of K to multiply (empty: all of K); x is read at the same columns
@@ -61,6 +66,11 @@ struct ProductOptions {
 // out[r, 0:n] = sum over the ranges of x[r, range] W[:, range]^T (+ bias) (+ out[r] when accumulating), or
 // SiLU(..gate..) * (..up..) for a SwiGLU packing, for rows r < m.
 void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt = {});
+
+// x [..., K] -> x W^T (+ bias) [..., n], each thread on its own rows (parallel_row_ranges). x float32 CPU.
+torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias = {});
+// Whether a tensor can feed the packed products: float32 on the CPU, with autograd off.
+bool packed_applies(const torch::Tensor& x);
 
 // Tests: run the portable loop even where the AVX2 kernel would run (it always does without AVX2 + FMA).
 void force_portable_packed_matmul(bool on);

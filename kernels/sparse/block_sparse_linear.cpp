@@ -8,6 +8,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/sparse/monarch_mix.h"
 #include "kernels/sparse/row_parts.h"
 
@@ -17,36 +18,6 @@ namespace {
 
 // Rows per thread at least (smaller batches, e.g. a decode step, run on the calling thread).
 constexpr std::int64_t kRowsPerRange = 32;
-
-// The grouped input side without autograd: each thread its own contiguous rows, all their products
-// single-threaded (the shared blocks' product, then each group's routed blocks accumulated on the group's
-// rows within the range), in one parallel region; the rows stay in the cache of the thread that goes on
-// with them. From tokens: x is in token order and each thread gathers its rows first (to_rows fused in).
-torch::Tensor input_linear_by_rows(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                   const torch::Tensor& bias, bool from_tokens,
-                                   const std::function<void(const torch::Tensor&)>& epilogue = {}) {
-  const std::int64_t M = x.size(0), b = x.size(1) / s.blocks, sb = s.shared * b;
-  auto out = torch::empty({M, w.size(0)}, x.options());
-  const auto ws = w.narrow(1, 0, sb).t();
-  const auto order = from_tokens ? s.order.to(x.device()) : torch::Tensor();
-  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
-    const auto xr = from_tokens ? x.index_select(0, order.narrow(0, a, e - a)) : x.narrow(0, a, e - a);  // rows a .. e
-    auto o = out.narrow(0, a, e - a);
-    if (sb > 0)
-      torch::mm_out(o, xr.narrow(1, 0, sb), ws);
-    else
-      o.zero_();
-    if (bias.defined()) o.add_(bias);
-    for (const auto& g : s.groups) {
-      const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
-      if (hi <= lo) continue;
-      for (int i : g.blocks)
-        out.narrow(0, lo, hi - lo).addmm_(xr.narrow(0, lo - a, hi - lo).narrow(1, i * b, b), w.narrow(1, i * b, b).t());
-    }
-    if (epilogue) epilogue(o);
-  });
-  return out;
-}
 
 }  // namespace
 
@@ -117,7 +88,6 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& bias) {
   const std::int64_t d = x.size(1), b = d / s.blocks;
   TORCH_CHECK(w.size(1) == d && d % s.blocks == 0, "block-sparse input linear: shape mismatch");
-  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, false);
   torch::Tensor out = s.shared > 0 ? torch::matmul(x.narrow(1, 0, s.shared * b), w.narrow(1, 0, s.shared * b).t())
                                    : torch::zeros({x.size(0), w.size(0)}, x.options());
   if (bias.defined()) out.add_(bias);
@@ -136,12 +106,44 @@ torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Ten
 }
 
 torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                                    const torch::Tensor& bias,
-                                                    const std::function<void(const torch::Tensor&)>& epilogue) {
+                                                    const torch::Tensor& bias) {
   TORCH_CHECK(w.size(1) == x.size(1) && x.size(1) % s.blocks == 0 && x.size(0) == s.tokens, "block-sparse input linear: shape mismatch");
-  if (s.grouped && !torch::GradMode::is_enabled()) return input_linear_by_rows(x, w, s, bias, true, epilogue);
-  auto out = block_sparse_input_linear(s.to_rows(x), w, s, bias);
-  if (epilogue) epilogue(out);
+  return block_sparse_input_linear(s.to_rows(x), w, s, bias);
+}
+
+torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeight& w, const BlockSelection& s,
+                                        const torch::Tensor& bias) {
+  TORCH_CHECK(s.grouped && packed_applies(x) && x.dim() == 2 && x.size(0) == s.tokens && x.size(1) == w.k && w.k % s.blocks == 0,
+              "block-sparse packed input: needs the grouped layout and float32 CPU x [tokens, K] without autograd");
+  const std::int64_t M = s.tokens, b = w.k / s.blocks;
+  const auto xc = x.contiguous();
+  const auto order = s.order.to(torch::kCPU).contiguous();
+  const std::int64_t* op = order.data_ptr<std::int64_t>();
+  const auto bc = bias.defined() ? bias.contiguous() : bias;
+  // Each group's input: the shared blocks and its routed ones, adjacent blocks merged into one run (an
+  // empty run where a token uses no block at all: its product is 0).
+  std::vector<ProductOptions> per_group(s.groups.size());
+  for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
+    auto& ranges = per_group[gi].ranges;
+    ranges.push_back({0, s.shared * b});
+    for (int i : s.groups[gi].blocks) {
+      if (ranges.back().begin + ranges.back().count == i * b)
+        ranges.back().count += b;
+      else
+        ranges.push_back({i * b, b});
+    }
+    if (bc.defined()) per_group[gi].bias = bc.data_ptr<float>();
+  }
+  auto out = torch::empty({M, w.n}, x.options());
+  const RowMap tokens = row_map(xc), rows = row_map(out);
+  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
+    for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
+      const auto& g = s.groups[gi];
+      const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
+      if (hi <= lo) continue;
+      packed_matmul({tokens.data, tokens.stride, op + lo}, hi - lo, w, {rows.data + lo * rows.stride, rows.stride}, per_group[gi]);
+    }
+  });
   return out;
 }
 
@@ -171,14 +173,14 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
   return y;
 }
 
-torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
-                                            const torch::Tensor& scale, const torch::Tensor& b2) {
-  const std::int64_t d = w.size(0), b = d / s.blocks, M = h.size(0);
+torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w_blocks, std::int64_t d,
+                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& b2) {
+  const std::int64_t M = h.size(0), b = d / s.blocks;
   TORCH_CHECK(s.grouped && M == s.tokens, "block-sparse output to tokens: needs the grouped layout");
-  TORCH_CHECK(w.size(1) == h.size(1) && d % s.blocks == 0 && scale.size(0) == M && scale.size(1) == s.blocks,
-              "block-sparse output to tokens: shape mismatch");
-  TORCH_CHECK(h.is_cpu() && h.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat && !torch::GradMode::is_enabled(),
-              "block-sparse output to tokens: CPU float32 without autograd");
+  TORCH_CHECK(d % s.blocks == 0 && w_blocks.dim() == 4 && w_blocks.size(0) == s.blocks && w_blocks.size(2) == h.size(1) &&
+                  scale.size(0) == M && scale.size(1) == s.blocks,
+              "block-sparse output to tokens: shape mismatch (the weight packed by pack_weight_blocks)");
+  TORCH_CHECK(packed_applies(h), "block-sparse output to tokens: CPU float32 without autograd");
   const std::int64_t sb = s.shared * b;
   std::size_t widest = 0;
   for (const auto& g : s.groups) widest = std::max(widest, g.blocks.size());
@@ -187,24 +189,11 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   auto shared = torch::empty({M, sb}, h.options());
   auto routed = torch::empty({M, rb}, h.options());
   std::vector<std::int32_t> row_group(static_cast<std::size_t>(M));
-  std::vector<std::pair<std::int64_t, std::int64_t>> jobs;  // each group's rows, its routed blocks' rows of w
-  std::vector<torch::Tensor> job_weight;
   for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
     const auto& g = s.groups[gi];
     std::fill(row_group.begin() + g.start, row_group.begin() + g.start + g.count, static_cast<std::int32_t>(gi));
-    if (g.blocks.empty() || g.count == 0) continue;
-    const auto n = static_cast<std::int64_t>(g.blocks.size());
-    torch::Tensor wg;
-    if (n == 1) {
-      wg = w.narrow(0, g.blocks[0] * b, b);
-    } else {
-      std::vector<torch::Tensor> parts;
-      for (int i : g.blocks) parts.push_back(w.narrow(0, i * b, b));
-      wg = torch::cat(parts);
-    }
-    jobs.emplace_back(g.start, g.count);
-    job_weight.push_back(wg);
   }
+  const auto hc = h.contiguous();
   const auto sc = scale.contiguous();
   const auto mix = b2.defined() ? monarch_mix_weights(b2) : torch::Tensor();
   const std::int64_t groups = mix.defined() ? mix.size(0) : 0;
@@ -218,17 +207,19 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   float* yp = y.data_ptr<float>();
   const std::int64_t mix_r = groups > 0 ? d / groups : 0, per_block = groups > 0 ? b / mix_r : 0;
   TORCH_CHECK(groups == 0 || (b % mix_r == 0), "block-sparse output to tokens: blocks must hold whole Monarch groups");
-  const auto ws = w.narrow(0, 0, sb).t();
+  const RowMap h_rows = row_map(hc);
   // Each thread its own contiguous rows: their shared and routed products (single-threaded), then the
   // pass over them, in one parallel region with the products still in the thread's cache.
   parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t begin, std::int64_t end) {
-    auto shared_rows = shared.narrow(0, begin, end - begin);
-    if (sb > 0) torch::mm_out(shared_rows, h.narrow(0, begin, end - begin), ws);
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      const auto lo = std::max(begin, jobs[j].first), hi = std::min(end, jobs[j].first + jobs[j].second);
+    const RowMap in_rows{h_rows.data + begin * h_rows.stride, h_rows.stride};
+    for (int i = 0; i < s.shared; ++i)
+      packed_matmul(in_rows, end - begin, packed_block(w_blocks, i, b), {sp + begin * sb + i * b, sb});
+    for (const auto& g : s.groups) {
+      const auto lo = std::max(begin, g.start), hi = std::min(end, g.start + g.count);
       if (hi <= lo) continue;
-      auto out = routed.narrow(0, lo, hi - lo).narrow(1, 0, job_weight[j].size(0));
-      torch::mm_out(out, h.narrow(0, lo, hi - lo), job_weight[j].t());
+      for (std::size_t j = 0; j < g.blocks.size(); ++j)
+        packed_matmul({h_rows.data + lo * h_rows.stride, h_rows.stride}, hi - lo, packed_block(w_blocks, g.blocks[j], b),
+                      {rp + lo * rb + static_cast<std::int64_t>(j) * b, rb});
     }
     std::vector<MixInput> in;
     for (std::int64_t r = begin; r < end; ++r) {

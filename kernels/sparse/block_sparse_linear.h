@@ -19,6 +19,8 @@
 
 #include <torch/torch.h>
 
+#include "kernels/fused/packed_matmul.h"
+
 namespace moxlab {
 
 struct BlockSelection {
@@ -46,12 +48,16 @@ struct BlockSelection {
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
                                         const torch::Tensor& bias = {});
 
-// The same from x in token order (to_rows folded into the products' pass without autograd). Returns rows.
-// `epilogue`, when given, runs on every finished range of result rows (without autograd: on the thread
-// that computed them, e.g. SwiGLU's activation; otherwise once on the whole result).
+// The same from x in token order (to_rows first).
 torch::Tensor block_sparse_input_linear_from_tokens(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,
-                                                    const torch::Tensor& bias = {},
-                                                    const std::function<void(const torch::Tensor&)>& epilogue = {});
+                                                    const torch::Tensor& bias = {});
+
+// Inference form of the input side in the grouped layout, on a weight packed once (kernels/fused/
+// packed_matmul.h): x [M, K] in token order, each thread gathering its rows through the selection's order
+// as the products read them, one product per group over its shared and routed input blocks (accumulated in
+// registers). A SwiGLU packing gives SiLU(x_s G^T) * (x_s U^T) directly. Returns [M, n] in row order.
+torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeight& w, const BlockSelection& s,
+                                        const torch::Tensor& bias = {});
 
 // h [M, k] (rows) -> [M, d] (rows): output block i of token m is scale[m, i] * (h_m W[block i]^T) when the token
 // uses block i, 0 otherwise. scale: [M, N] in row order (MoHD: the gates times the activation scaling alpha).
@@ -60,12 +66,13 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
 
 // Inference form of block_sparse_output_linear in the grouped layout, followed by Monarch's second factor
 // (b2 [r, groups, groups], MoHD Eq. 9; undefined: none) and from_rows, as one pass over the rows after
-// the matmuls: the shared blocks' product and each group's routed blocks are written compactly, then
+// the products: the shared blocks' product and each group's routed blocks are written compactly, then
 // each row's active blocks are scaled and mixed from there straight to its token's position (inactive
 // blocks are zero, so the mix reads only the active ones: half its work for MoHD's 4 of 8). Saves the
 // zero-filled [M, d] result, the scaling and placing copies, the mix's own pass over [M, d] and the
-// un-permutation. Returns [M, d] in token order. CPU float32, no autograd.
-torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s,
-                                            const torch::Tensor& scale, const torch::Tensor& b2 = {});
+// un-permutation. The weight [d, k] comes packed block by block (pack_weight_blocks(w, d / N)), so each
+// block's product runs on its own packing. Returns [M, d] in token order. CPU float32, no autograd.
+torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w_blocks, std::int64_t d,
+                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& b2 = {});
 
 }  // namespace moxlab

@@ -106,9 +106,9 @@ TEST_CASE("Block-sparse input and output maps read and write only active blocks 
   torch::NoGradGuard ng;
   const auto h = torch::tensor({{1.0f}, {2.0f}}), w = torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}});
   const auto scale = torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}});
-  CHECK(block_sparse_output_to_tokens(h, w, s, scale).equal(y));
+  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale).equal(y));
   const auto b2 = torch::tensor({{1.0f, 1.0f}, {0.0f, 2.0f}}).expand({2, 2, 2}).contiguous();
-  CHECK(block_sparse_output_to_tokens(h, w, s, scale, b2).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
+  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale, b2).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
   // A shared block must be active for every token.
   CHECK_THROWS(BlockSelection::from_mask(active, 1));
 }
@@ -130,18 +130,32 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
     CHECK(s.grouped == (layout == "grouped"));
     CHECK(close(s.from_rows(block_sparse_input_linear(s.to_rows(x), w_in, s, bias)), torch::matmul(x * mask, w_in.t()) + bias));
     CHECK(close(s.from_rows(block_sparse_output_linear(s.to_rows(h), w_out, s, s.to_rows(scale))), reference));
-    if (s.grouped) {  // the one-pass inference form, also with Monarch's second factor (2 groups per block)
+    if (s.grouped) {  // the inference forms: packed input side (plain and SwiGLU), one-pass output side
       torch::NoGradGuard ng;
-      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), w_out, s, s.to_rows(scale)), reference));
+      CHECK(close(s.from_rows(block_sparse_input_packed(x, packed_weight(pack_weight(w_in), 20), s, bias)),
+                  torch::matmul(x * mask, w_in.t()) + bias));
+      const auto up = torch::randn({20, d});
+      const auto gate_x = torch::matmul(x * mask, w_in.t()), up_x = torch::matmul(x * mask, up.t());
+      CHECK(close(s.from_rows(block_sparse_input_packed(x, packed_weight(pack_swiglu_weight(w_in, up), 20, true), s)),
+                  torch::silu(gate_x) * up_x));
+      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), pack_weight_blocks(w_out, b), d, s, s.to_rows(scale)), reference));
       Monarch fusion(d, 2 * N);
       const auto mixed = [&] { torch::AutoGradMode on(true); return fusion->second_factor(reference).detach(); }();  // einsum form
-      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), w_out, s, s.to_rows(scale), fusion->b2), mixed));
+      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), pack_weight_blocks(w_out, b), d, s, s.to_rows(scale), fusion->b2), mixed));
     }
     // No shared blocks at all.
     auto free = torch::rand({M, N}) < 0.5;
     const auto s0 = BlockSelection::from_mask(free, 0, layout);
     const auto mask0 = free.to(torch::kFloat).repeat_interleave(b, 1);
     CHECK(close(s0.from_rows(block_sparse_input_linear(s0.to_rows(x), w_in, s0)), torch::matmul(x * mask0, w_in.t())));
+    if (s0.grouped) {  // and a token using no block at all (an empty input run: its product is the bias)
+      free[0].fill_(false);
+      const auto s1 = BlockSelection::from_mask(free, 0, layout);
+      const auto mask1 = free.to(torch::kFloat).repeat_interleave(b, 1);
+      torch::NoGradGuard ng;
+      CHECK(close(s1.from_rows(block_sparse_input_packed(x, packed_weight(pack_weight(w_in), 20), s1, bias)),
+                  torch::matmul(x * mask1, w_in.t()) + bias));
+    }
   }
   // Automatic layout: one routed block per token (few sets) is grouped, many sets are not.
   auto one = torch::zeros({M, N}, torch::kBool);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/fused/attention.h"
+#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -29,14 +30,17 @@ torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, F
   const auto& s = *sparse;
   const auto& rows = s.selection;
   const auto& a = *inner;
-  const auto wqkv = fused_.get({a.wq->weight, a.wk->weight, a.wv->weight}, [&] {
-    return torch::cat({a.wq->weight, a.wk->weight, a.wv->weight});
-  });
+  const std::vector<torch::Tensor> qkv_weights{a.wq->weight, a.wk->weight, a.wv->weight};
   const auto bqkv = a.wq->bias.defined() ? fused_.get({a.wq->bias, a.wk->bias, a.wv->bias}, [&] {
     return torch::cat({a.wq->bias, a.wk->bias, a.wv->bias});
   }) : torch::Tensor();
-  const auto qkv_rows = block_sparse_input_linear_from_tokens(x.reshape({B * T, x.size(2)}), wqkv, rows, bqkv);
   const std::int64_t hd = a.head_dim(), nq = a.n_heads() * hd, nkv = a.n_kv_heads() * hd;
+  const auto x2 = x.reshape({B * T, x.size(2)});
+  const auto qkv_rows =
+      rows.grouped && packed_applies(x2)
+          ? block_sparse_input_packed(x2, packed_weight(packed_.get(qkv_weights, [&] { return pack_weight(torch::cat(qkv_weights)); }), nq + 2 * nkv),
+                                      rows, bqkv)
+          : block_sparse_input_linear_from_tokens(x2, fused_.get(qkv_weights, [&] { return torch::cat(qkv_weights); }), rows, bqkv);
   if (rows.grouped && !ctx.kv_cache && !torch::GradMode::is_enabled()) {
     // The rows stay in routed-block order from Q/K/V to W_O: RoPE at each row's own position, attention
     // reading and writing through the token -> row map (no un-permutation and re-permutation around it).
@@ -70,17 +74,16 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
   // output blocks.
   const auto& s = *sparse;
   const auto& w = *inner;
-  const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
   const auto hidden = w.w1->weight.size(0);
   const auto x2 = x.reshape({-1, x.size(-1)});
   torch::Tensor act;  // SiLU(gate) * up
-  if (torch::GradMode::is_enabled()) {
+  if (s.selection.grouped && packed_applies(x2)) {  // one product per group straight to the activation
+    const auto packed = packed_.get({w.w1->weight, w.w3->weight}, [&] { return pack_swiglu_weight(w.w1->weight, w.w3->weight); });
+    act = block_sparse_input_packed(x2, packed_weight(packed, hidden, true), s.selection);
+  } else {
+    const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
     const auto gate_up = block_sparse_input_linear_from_tokens(x2, w13, s.selection);
     act = swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden));
-  } else {  // written over the gate half on the thread that computed the rows
-    act = block_sparse_input_linear_from_tokens(x2, w13, s.selection, {}, [&](const torch::Tensor& rows) {
-            swiglu_activation(rows.narrow(1, 0, hidden), rows.narrow(1, hidden, hidden));
-          }).narrow(1, 0, hidden);
   }
   return mixer->sparse_output(act, w.w2->weight, s).view(x.sizes());
 }

@@ -19,7 +19,8 @@ class MohdAttention : public Attention {
   MohdMixer mixer{nullptr};
 
  private:
-  DerivedWeights fused_;  // W_Q, W_K, W_V stacked (and their biases) for the sparse form
+  DerivedWeights fused_;   // W_Q, W_K, W_V stacked (and their biases) for the sparse form
+  DerivedWeights packed_;  // the same stacked matrix packed, for the inference form
 };
 
 class MohdFeedForward : public FeedForward {
@@ -31,7 +32,8 @@ class MohdFeedForward : public FeedForward {
   MohdMixer mixer{nullptr};
 
  private:
-  DerivedWeights fused_;  // W_gate and W_up stacked for the sparse form
+  DerivedWeights fused_;   // W_gate and W_up stacked for the sparse form
+  DerivedWeights packed_;  // W_gate and W_up packed side by side (one SwiGLU product), for the inference form
 };
 
 }  // namespace moxlab

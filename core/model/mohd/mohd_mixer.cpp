@@ -2,6 +2,7 @@
 
 #include "core/common/error.h"
 #include "core/model/mohd/balance_loss.h"
+#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -53,8 +54,11 @@ torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::
   // B1 (w h) block by block = (B1 w) h; inactive blocks stay 0.
   const bool fold = monarch && monarch->can_fold(o_.sub_dims);
   const auto wf = fold ? folded(w) : w;
-  if (!torch::GradMode::is_enabled() && sel.grouped && h.is_cpu() && h.scalar_type() == torch::kFloat && (!monarch || fold))
-    return block_sparse_output_to_tokens(h, wf, sel, s.scale, fold ? monarch->b2 : torch::Tensor());
+  if (sel.grouped && packed_applies(h) && (!monarch || fold)) {
+    const auto sources = fold ? std::vector<torch::Tensor>{w, monarch->b1} : std::vector<torch::Tensor>{w};
+    const auto packed = packed_.get(sources, [&] { return pack_weight_blocks(wf, wf.size(0) / o_.sub_dims); });
+    return block_sparse_output_to_tokens(h, packed, wf.size(0), sel, s.scale, fold ? monarch->b2 : torch::Tensor());
+  }
   const auto y = block_sparse_output_linear(h, wf, sel, s.scale);
   return sel.from_rows(!monarch ? y : fold ? monarch->second_factor(y) : monarch(y));
 }

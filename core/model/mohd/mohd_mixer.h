@@ -65,6 +65,7 @@ class MohdMixerImpl : public torch::nn::Module {
   // B1 w, cached for inference while neither w nor B1 changes (the fold is a [d, d/groups, k] product).
   torch::Tensor folded(const torch::Tensor& w);
   DerivedWeights folds_;
+  DerivedWeights packed_;  // inference: the output-side matrix (folded or not) packed block by block
   int dim_, block_;
   MohdOptions o_;
 };
