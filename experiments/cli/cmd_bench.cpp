@@ -1,6 +1,7 @@
 // `moxlab bench train --config FILE.toml [--steps N] [--repeats R]`
 // `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F]`
 // `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
+// `moxlab bench matmul --config FILE.toml [--rows 1,64,128,512] [--repeats R]`
 // Training throughput and model FLOP utilisation: tokens/s over timed optimiser steps (after warm-up)
 // and MFU = achieved model FLOP/s / matmul peak measured in the same process. Batches are random token
 // ids of the configured shape (throughput does not depend on the text). Medians over repeats.
@@ -21,7 +22,9 @@
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
 #include "kernels/attention_bench.h"
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/inference_bench.h"
+#include "kernels/matmul_bench.h"
 #include "kernels/matmul_peak.h"
 #include "kernels/timing.h"
 #include "kernels/train_flops.h"
@@ -84,6 +87,12 @@ struct AttentionArgs {
   std::string config;
   std::vector<std::string> sets;
   AttentionBenchOptions bench;
+};
+
+struct MatmulArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  MatmulBenchOptions bench;
 };
 
 }  // namespace
@@ -208,6 +217,20 @@ void register_bench(CLI::App& app) {
     const auto& m = cfg.model;
     std::printf("bench attention: %d heads (%d kv), head_dim %d, causal  threads %d\n\n", m.n_heads, m.n_kv_heads, m.head_dim(), threads);
     std::printf("%s", format_attention_bench(run_attention_bench(m, at->bench)).c_str());
+  });
+
+  auto mm = std::make_shared<MatmulArgs>();
+  auto* matmul = bench->add_subcommand("matmul", "The packed-weight products vs torch::mm at a model's shapes, one thread");
+  matmul->add_option("--config", mm->config, "TOML config: the model shape (dim, heads, KV heads, FFN width)")->required();
+  matmul->add_option("--set", mm->sets, "key=value override");
+  matmul->add_option("--rows", mm->bench.rows, "row counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  matmul->add_option("--repeats", mm->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  matmul->callback([mm]() {
+    const Config cfg = load_config(mm->config, mm->sets);
+    const auto& m = cfg.model;
+    std::printf("bench matmul: dim %d, %d heads (%d kv), FFN %d  one thread, %s\n\n", m.dim, m.n_heads, m.n_kv_heads,
+                m.resolved_ffn_hidden(), packed_matmul_uses_avx2() ? "AVX2 + FMA kernel" : "portable loop");
+    std::printf("%s", format_matmul_bench(run_matmul_bench(m, mm->bench)).c_str());
   });
 }
 

@@ -41,6 +41,19 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   CHECK(seq.err.find("--seq plus the decoded token is longer than model.max_seq_len") != std::string::npos);
 }
 
+TEST_CASE("bench matmul times the packed products against torch::mm at the model's shapes", "[e2e][bench]") {
+  const std::string dir = scratch_dir("bench_matmul");
+  write_micro_config(dir, 10);
+  // dim 48 with 4 heads of which 2 for keys and values: Q/K/V 48 -> 96; the micro config's FFN width.
+  auto r = run_cli("bench matmul --config micro.toml --set model.dim=48 --set model.n_heads=4 --set model.n_kv_heads=2 --rows 1,7 --repeats 1", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* row : {"| Q/K/V 48 -> 96 | 1 |", "| Q/K/V 48 -> 96 | 7 |", "| W_O 48 -> 48 | 7 |", "| SwiGLU gate/up 48 -> ", "| W_down "})
+    CHECK(r.out.find(row) != std::string::npos);
+  auto bad = run_cli("bench matmul --config micro.toml --rows 0", dir);
+  CHECK(bad.exit_code != 0);
+}
+
 TEST_CASE("The op profile counts each op by name and shapes, self time within total time", "[bench]") {
   const auto a = torch::randn({8, 8}), b = torch::randn({8, 4});
   const auto ops = moxlab::profile_ops(
