@@ -36,10 +36,15 @@ MatmulTiming time_case(const Shape& s, int rows, const MatmulBenchOptions& o) {
   with_packed();
   const auto expect = s.swiglu ? y_torch.narrow(1, 0, s.out) : y_torch;
   TORCH_CHECK(torch::allclose(y_packed, expect, 1e-3, 1e-3), "bench matmul: the packed product differs from torch::mm for ", s.name);
-  std::vector<double> p, t;
+  const bool avx2_too = packed_isa() == PackedIsa::avx512;
+  std::vector<double> p, t, p2;
   for (int i = 0; i < o.repeats; ++i) {
     p.push_back(1e3 * seconds_per_call(with_packed, o.min_seconds));
     t.push_back(1e3 * seconds_per_call(with_torch, o.min_seconds));
+    if (!avx2_too) continue;
+    force_packed_isa(PackedIsa::avx2);
+    p2.push_back(1e3 * seconds_per_call(with_packed, o.min_seconds));
+    force_packed_isa(PackedIsa::best);
   }
   MatmulTiming r;
   r.what = s.name + " " + std::to_string(s.in) + " -> " + std::to_string(n);
@@ -47,6 +52,7 @@ MatmulTiming time_case(const Shape& s, int rows, const MatmulBenchOptions& o) {
   r.flops = 2.0 * rows * s.in * n;
   r.packed_ms = median(p);
   r.torch_ms = median(t);
+  r.avx2_ms = median(p2);
   return r;
 }
 
@@ -65,11 +71,14 @@ std::vector<MatmulTiming> run_matmul_bench(const ModelOptions& m, const MatmulBe
 }
 
 std::string format_matmul_bench(const std::vector<MatmulTiming>& rows) {
-  std::string s = "| product | rows | packed ms | packed GFLOP/s | torch::mm ms | torch::mm GFLOP/s | speedup |\n|---|---|---|---|---|---|---|\n";
+  std::string s = "| product | rows | packed ms | packed GFLOP/s | packed AVX2 GFLOP/s | torch::mm ms | torch::mm GFLOP/s | speedup |\n"
+                  "|---|---|---|---|---|---|---|---|\n";
   char line[256];
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "| %s | %d | %.4f | %.1f | %.4f | %.1f | %.2fx |\n", r.what.c_str(), r.rows, r.packed_ms,
-                  r.flops / (r.packed_ms * 1e6), r.torch_ms, r.flops / (r.torch_ms * 1e6), r.torch_ms / r.packed_ms);
+    char avx2[32] = "-";
+    if (r.avx2_ms > 0) std::snprintf(avx2, sizeof avx2, "%.1f", r.flops / (r.avx2_ms * 1e6));
+    std::snprintf(line, sizeof line, "| %s | %d | %.4f | %.1f | %s | %.4f | %.1f | %.2fx |\n", r.what.c_str(), r.rows, r.packed_ms,
+                  r.flops / (r.packed_ms * 1e6), avx2, r.torch_ms, r.flops / (r.torch_ms * 1e6), r.torch_ms / r.packed_ms);
     s += line;
   }
   return s;

@@ -1,5 +1,5 @@
-// `moxlab bench matmul`: the packed-weight products (kernels/fused/packed_matmul.h) against torch::mm at a
-// model's product shapes, on one thread (the row-local inference passes run every product single-threaded
+// `moxlab bench matmul`: the packed-weight products (kernels/fused/packed_matmul.h; the best kernel the CPU
+// has, and the AVX2 one beside it where that is AVX-512) against torch::mm at a model's product shapes, on one thread (the row-local inference passes run every product single-threaded
 // on a thread's own rows), interleaved within each repeat in one process. Shapes: Q/K/V stacked, W_O,
 // SwiGLU's gate and up (torch: one product of the stacked matrix, then the fused activation; packed: one
 // product straight to the activation) and W_down, each at several row counts (a thread's share of a
@@ -23,7 +23,8 @@ struct MatmulTiming {
   std::string what;  // "W_O 384 -> 384"
   int rows = 0;
   double flops = 0;                    // per call
-  double packed_ms = 0, torch_ms = 0;  // medians
+  double packed_ms = 0, torch_ms = 0;  // medians; packed: the best kernel the CPU has
+  double avx2_ms = 0;                  // the AVX2 kernel, where the best is AVX-512 (else 0)
 };
 
 std::vector<MatmulTiming> run_matmul_bench(const ModelOptions& m, const MatmulBenchOptions& o);

@@ -24,6 +24,7 @@
 #include "kernels/attention_bench.h"
 #include "kernels/fused/packed_matmul.h"
 #include "kernels/inference_bench.h"
+#include "kernels/fma_peak.h"
 #include "kernels/matmul_bench.h"
 #include "kernels/matmul_peak.h"
 #include "kernels/timing.h"
@@ -150,6 +151,11 @@ void register_bench(CLI::App& app) {
     std::printf("  matmul peak GFLOP/s     %.1f (1024^3 fp32 GEMM, best of 3, median over repeats)\n", median(peaks));
     std::printf("  achieved GFLOP/s        %.1f\n", median(tps) * flops_per_token / 1e9);
     std::printf("  MFU (median)            %.1f%%\n", 100.0 * median(mfu));
+    const FmaPeak fma = measure_fma_peak(threads);
+    std::printf("  FMA peak GFLOP/s        AVX2 %.1f, AVX-512 %.1f (independent multiply-adds, all threads; 0: no such ISA)\n",
+                fma.avx2_gflops, fma.avx512_gflops);
+    if (fma.avx512_gflops > 0)
+      std::printf("  MFU vs AVX-512 FMA peak %.1f%%\n", 100.0 * median(tps) * flops_per_token / (fma.avx512_gflops * 1e9));
     const double peak = peak_rss_mib();
     std::printf("  peak RSS                %.0f MiB (%.0f MiB before the first step; growth %.1f MiB per 1k tokens of batch,\n"
                 "                          activations + gradients + optimiser state)\n",
@@ -228,8 +234,10 @@ void register_bench(CLI::App& app) {
   matmul->callback([mm]() {
     const Config cfg = load_config(mm->config, mm->sets);
     const auto& m = cfg.model;
-    std::printf("bench matmul: dim %d, %d heads (%d kv), FFN %d  one thread, %s\n\n", m.dim, m.n_heads, m.n_kv_heads,
-                m.resolved_ffn_hidden(), packed_matmul_uses_avx2() ? "AVX2 + FMA kernel" : "portable loop");
+    const FmaPeak fma = measure_fma_peak(1);
+    std::printf("bench matmul: dim %d, %d heads (%d kv), FFN %d  one thread, packed kernel %s; FMA peak per thread: AVX2 %.1f, AVX-512 %.1f GFLOP/s\n\n",
+                m.dim, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), packed_isa_name(packed_isa()),
+                fma.avx2_gflops, fma.avx512_gflops);
     std::printf("%s", format_matmul_bench(run_matmul_bench(m, mm->bench)).c_str());
   });
 }

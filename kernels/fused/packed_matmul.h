@@ -2,9 +2,9 @@
 // matrix on every call: for the row-local products of the sparse models (ToMoE's experts over ~130 rows,
 // MoHD's routed blocks) that copy was 13% of a prefill's samples (perf, docs/performance.md). Here W
 // [N, K] is laid out once as panels of 16 output columns, [ceil(N / 16), K, 16] (zero-padded), and a
-// register-tiled kernel (6 rows x 16 columns of accumulators; AVX2 + FMA, a portable loop elsewhere)
-// multiplies rows against them. On this machine it runs at 124-130 GFLOP/s per thread, 3-15% above
-// torch::mm at the models' shapes (most for few rows).
+// register-tiled kernel multiplies rows against them: 8 rows x 2 panels of accumulators with AVX-512,
+// 6 rows x 1 panel with AVX2 + FMA, a portable loop elsewhere (`moxlab bench matmul` times them against
+// torch::mm).
 //
 // What one pass can do besides the product, to save passes over the result:
 //   - rows read and written through row indices (gather / scatter: ToMoE's expert dispatch);
@@ -72,8 +72,11 @@ torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const
 // Whether a tensor can feed the packed products: float32 on the CPU, with autograd off.
 bool packed_applies(const torch::Tensor& x);
 
-// Tests: run the portable loop even where the AVX2 kernel would run (it always does without AVX2 + FMA).
-void force_portable_packed_matmul(bool on);
-bool packed_matmul_uses_avx2();
+// The kernel that runs: the best the CPU has (AVX-512 F/VL, else AVX2 + FMA, else a portable loop), or
+// one forced for tests and comparisons (an ISA the CPU lacks falls back to the best).
+enum class PackedIsa { best, avx512, avx2, portable };
+void force_packed_isa(PackedIsa isa);
+PackedIsa packed_isa();
+const char* packed_isa_name(PackedIsa isa);
 
 }  // namespace moxlab
