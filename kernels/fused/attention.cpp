@@ -1,5 +1,6 @@
 #include "kernels/fused/attention.h"
 
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/fused/vec8.h"
 
 #include <omp.h>
@@ -24,139 +25,166 @@ struct QueryRow {
   std::int64_t keys;
 };
 
-// Scores of R rows against 8 NK keys: s[r][j] = q_r . k_j over the packed K^T (hq rows of ldk floats),
+// The loops below are written once for a vector type F of W = kLanes<F> floats: f8 (AVX2, and the
+// baseline ISA) and f16 (AVX-512, where the CPU has it and the value width is a multiple of 16).
+
+// Scores of R rows against W NK keys: s[r][j] = q_r . k_j over the packed K^T (hq rows of ldk floats),
 // R x NK accumulators in registers. Where every key of the tile is seen by every row (`seen`), the rows'
 // running maxima take the tile's too, so the softmax needs no separate pass for them.
-template <int R, int NK>
+template <class F, int R, int NK>
 MOXLAB_INLINE void score_tile(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, float* s,
-                              std::int64_t lds, bool seen, f8* row_max) {
-  f8 acc[R][NK];
+                              std::int64_t lds, bool seen, F* row_max) {
+  constexpr int W = kLanes<F>;
+  F acc[R][NK];
   for (int r = 0; r < R; ++r)
-    for (int n = 0; n < NK; ++n) acc[r][n] = f8{};
+    for (int n = 0; n < NK; ++n) acc[r][n] = F{};
   for (std::int64_t d = 0; d < hq; ++d) {
-    f8 kd[NK];
-    for (int n = 0; n < NK; ++n) kd[n] = load8(kt + d * ldk + 8 * n);
+    F kd[NK];
+    for (int n = 0; n < NK; ++n) kd[n] = loadv<F>(kt + d * ldk + W * n);
     for (int r = 0; r < R; ++r) {
-      const f8 qd = splat(rows[r].q[d]);
+      const F qd = splatv<F>(rows[r].q[d]);
       for (int n = 0; n < NK; ++n) acc[r][n] += qd * kd[n];
     }
   }
   for (int r = 0; r < R; ++r)
     for (int n = 0; n < NK; ++n) {
-      store8(s + r * lds + 8 * n, acc[r][n]);
+      storev(s + r * lds + W * n, acc[r][n]);
       if (seen) row_max[r] = acc[r][n] > row_max[r] ? acc[r][n] : row_max[r];
     }
 }
 
 // The row's first `keys` scores become exp(scale * (s - m)), the rest up to `width` zero, m their maximum;
 // returns 1 / their sum. The last partial vector is computed whole and its lanes past the keys zeroed.
+template <class F>
 MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width, float m, float scale) {
-  const f8 sc = splat(scale), shift = splat(scale * m);
-  f8 sv{};
+  constexpr int W = kLanes<F>;
+  const F sc = splatv<F>(scale), shift = splatv<F>(scale * m);
+  F sv{};
   std::int64_t j = 0;
-  for (; j + 8 <= keys; j += 8) {
-    const f8 e = exp8(load8(s + j) * sc - shift);
-    store8(s + j, e);
+  for (; j + W <= keys; j += W) {
+    const F e = expv(loadv<F>(s + j) * sc - shift);
+    storev(s + j, e);
     sv += e;
   }
   if (j < keys) {
-    const f8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
-    const f8 e = exp8(load8(s + j) * sc - shift);
-    const f8 kept = lane < splat(static_cast<float>(keys - j)) ? e : f8{};
-    store8(s + j, kept);
+    F lane;
+    for (int l = 0; l < W; ++l) lane[l] = static_cast<float>(l);
+    const F e = expv(loadv<F>(s + j) * sc - shift);
+    const F kept = lane < splatv<F>(static_cast<float>(keys - j)) ? e : F{};
+    storev(s + j, kept);
     sv += kept;
-    j += 8;
+    j += W;
   }
   if (j < width) std::fill(s + j, s + width, 0.0f);
   float sum = 0;
-  for (int l = 0; l < 8; ++l) sum += sv[l];
+  for (int l = 0; l < W; ++l) sum += sv[l];
   return 1.0f / sum;
 }
 
-// out_r[c0 .. c0 + 8 NV) = inv_r * sum_j p_r[j] v_j: R rows x NV vectors of accumulators, each V row read
+// out_r[c0 .. c0 + W NV) = inv_r * sum_j p_r[j] v_j: R rows x NV vectors of accumulators, each V row read
 // once for the R rows.
-template <int R, int NV>
+template <class F, int R, int NV>
 MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys, const float* const* v, std::int64_t voff,
                             const QueryRow* rows, const float* inv, std::int64_t c0) {
-  f8 acc[R][NV];
+  constexpr int W = kLanes<F>;
+  F acc[R][NV];
   for (int r = 0; r < R; ++r)
-    for (int n = 0; n < NV; ++n) acc[r][n] = f8{};
+    for (int n = 0; n < NV; ++n) acc[r][n] = F{};
   for (std::int64_t j = 0; j < keys; ++j) {
     const float* vj = v[j] + voff + c0;
     for (int n = 0; n < NV; ++n) {
-      const f8 vv = load8(vj + 8 * n);
-      for (int r = 0; r < R; ++r) acc[r][n] += splat(p[r * lds + j]) * vv;
+      const F vv = loadv<F>(vj + W * n);
+      for (int r = 0; r < R; ++r) acc[r][n] += splatv<F>(p[r * lds + j]) * vv;
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int n = 0; n < NV; ++n) store8(rows[r].out + c0 + 8 * n, acc[r][n] * inv[r]);
+    for (int n = 0; n < NV; ++n) storev(rows[r].out + c0 + W * n, acc[r][n] * inv[r]);
 }
 
-template <int R>
+// The value width in tiles of 48 dims (6 eight-float or 3 sixteen-float vectors per row), then the rest.
+template <class F, int R>
 MOXLAB_INLINE void mix_rows(const float* p, std::int64_t lds, std::int64_t keys, const float* const* v, std::int64_t voff,
                             std::int64_t hd, const QueryRow* rows, const float* inv) {
+  constexpr int W = kLanes<F>, per_tile = 48 / W;
   for (std::int64_t c0 = 0; c0 < hd; c0 += 48) {
-    switch (std::min<std::int64_t>(6, (hd - c0) / 8)) {
-      case 6: mix_tile<R, 6>(p, lds, keys, v, voff, rows, inv, c0); break;
-      case 5: mix_tile<R, 5>(p, lds, keys, v, voff, rows, inv, c0); break;
-      case 4: mix_tile<R, 4>(p, lds, keys, v, voff, rows, inv, c0); break;
-      case 3: mix_tile<R, 3>(p, lds, keys, v, voff, rows, inv, c0); break;
-      case 2: mix_tile<R, 2>(p, lds, keys, v, voff, rows, inv, c0); break;
-      default: mix_tile<R, 1>(p, lds, keys, v, voff, rows, inv, c0); break;
+    switch (std::min<std::int64_t>(per_tile, (hd - c0) / W)) {
+      case 6: mix_tile<F, R, 6>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 5: mix_tile<F, R, 5>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 4: mix_tile<F, R, 4>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 3: mix_tile<F, R, 3>(p, lds, keys, v, voff, rows, inv, c0); break;
+      case 2: mix_tile<F, R, 2>(p, lds, keys, v, voff, rows, inv, c0); break;
+      default: mix_tile<F, R, 1>(p, lds, keys, v, voff, rows, inv, c0); break;
     }
   }
 }
 
-// R (1..4) query rows of one key/value head: scores for the keys the last of them sees (tiles of 24
-// keys, then 8), softmax, mix. `s` holds R rows of lds floats (lds >= the keys rounded up to 8; the packed
+// R (1..4) query rows of one key/value head: scores for the keys the last of them sees (tiles of 3 W
+// keys, then W), softmax, mix. `s` holds R rows of lds floats (lds >= the keys rounded up to W; the packed
 // K^T is zero beyond the keys).
-template <int R>
+template <class F, int R>
 MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* const* v,
                                 std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+  constexpr int W = kLanes<F>;
   std::int64_t keys = 0, seen_by_all = rows[0].keys;
   for (int r = 0; r < R; ++r) {
     keys = std::max(keys, rows[r].keys);
     seen_by_all = std::min(seen_by_all, rows[r].keys);
   }
   // Tiles wholly seen by every row fold into the running maxima: they cover keys [0, seen_prefix).
-  f8 row_max[R];
-  for (int r = 0; r < R; ++r) row_max[r] = splat(-std::numeric_limits<float>::infinity());
+  F row_max[R];
+  for (int r = 0; r < R; ++r) row_max[r] = splatv<F>(-std::numeric_limits<float>::infinity());
   std::int64_t j0 = 0, seen_prefix = 0;
-  for (; j0 + 24 <= keys; j0 += 24) {
-    const bool seen = j0 + 24 <= seen_by_all;
-    score_tile<R, 3>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
-    if (seen) seen_prefix = j0 + 24;
+  for (; j0 + 3 * W <= keys; j0 += 3 * W) {
+    const bool seen = j0 + 3 * W <= seen_by_all;
+    score_tile<F, R, 3>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
+    if (seen) seen_prefix = j0 + 3 * W;
   }
-  for (; j0 < keys; j0 += 8) {
-    const bool seen = j0 + 8 <= seen_by_all;
-    score_tile<R, 1>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
-    if (seen) seen_prefix = j0 + 8;
+  for (; j0 < keys; j0 += W) {
+    const bool seen = j0 + W <= seen_by_all;
+    score_tile<F, R, 1>(rows, kt + j0, ldk, hq, s + j0, lds, seen, row_max);
+    if (seen) seen_prefix = j0 + W;
   }
   float inv[R];
   for (int r = 0; r < R; ++r) {
     float m = -std::numeric_limits<float>::infinity();
-    for (int l = 0; l < 8; ++l) m = std::max(m, row_max[r][l]);
+    for (int l = 0; l < W; ++l) m = std::max(m, row_max[r][l]);
     for (std::int64_t j = seen_prefix; j < rows[r].keys; ++j) m = std::max(m, s[r * lds + j]);
-    inv[r] = softmax_row(s + r * lds, rows[r].keys, keys, m, scale);
+    inv[r] = softmax_row<F>(s + r * lds, rows[r].keys, keys, m, scale);
   }
   int r0 = 0;
-  for (; r0 + 2 <= R; r0 += 2) mix_rows<2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, voff, hd, rows + r0, inv + r0);
-  if (r0 < R) mix_rows<1>(s + r0 * lds, lds, rows[r0].keys, v, voff, hd, rows + r0, inv + r0);
+  for (; r0 + 2 <= R; r0 += 2)
+    mix_rows<F, 2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, voff, hd, rows + r0, inv + r0);
+  if (r0 < R) mix_rows<F, 1>(s + r0 * lds, lds, rows[r0].keys, v, voff, hd, rows + r0, inv + r0);
+}
+
+template <class F>
+MOXLAB_INLINE void attend_rows_of(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq,
+                                  const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+  std::int64_t i = 0;
+  for (; i + 4 <= n_rows; i += 4) attend_block<F, 4>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds);
+  switch (n_rows - i) {
+    case 3: attend_block<F, 3>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
+    case 2: attend_block<F, 2>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
+    case 1: attend_block<F, 1>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
+    default: break;
+  }
 }
 
 // Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* const* v,
                  std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
-  std::int64_t i = 0;
-  for (; i + 4 <= n_rows; i += 4) attend_block<4>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds);
-  switch (n_rows - i) {
-    case 3: attend_block<3>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
-    case 2: attend_block<2>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
-    case 1: attend_block<1>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds); break;
-    default: break;
-  }
+  attend_rows_of<f8>(rows, n_rows, kt, ldk, hq, v, voff, hd, scale, s, lds);
 }
+
+#if defined(__x86_64__)
+// Sixteen-float vectors: twice the work per multiply-add where the CPU runs 512-bit FMAs at full width.
+__attribute__((target("avx512f,avx512vl,fma")))
+void attend_rows_avx512(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq,
+                        const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+  attend_rows_of<f16>(rows, n_rows, kt, ldk, hq, v, voff, hd, scale, s, lds);
+}
+#endif
 
 // kt[d][j] = key j's value d (key j at k[j] + off), columns Tk .. ldk - 1 zero: 8 x 8 blocks transposed in
 // registers (three rounds of shuffles), the edges one value at a time.
@@ -210,8 +238,11 @@ struct RowTables {
 
 void run_attention(const RowTables& L, bool causal, float scale) {
   const std::int64_t B = L.B, T = L.T, Tk = L.Tk, Hkv = L.Hkv, hq = L.hq, group = L.H / L.Hkv;
-  // K^T per (batch, key/value head), keys padded with zeros to a multiple of 8 (the narrowest score tile).
-  const std::int64_t ldk = (Tk + 7) / 8 * 8;
+  // 16-float vectors where the kernel has AVX-512 and the value width takes them whole.
+  const bool wide = L.hd % 16 == 0 && packed_isa() == PackedIsa::avx512;
+  const std::int64_t lanes = wide ? 16 : 8;
+  // K^T per (batch, key/value head), keys padded with zeros to a multiple of the lanes (the narrowest score tile).
+  const std::int64_t ldk = (Tk + lanes - 1) / lanes * lanes;
   std::vector<float> kt(static_cast<std::size_t>(B * Hkv * hq * ldk));
   at::parallel_for(0, B * Hkv, 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t bg = begin; bg < end; ++bg)
@@ -232,8 +263,13 @@ void run_attention(const RowTables& L, bool causal, float scale) {
       for (std::int64_t h = g * group; h < (g + 1) * group; ++h)
         rows.push_back({L.q[b * T + t] + h * L.q_head, L.out[b * T + t] + h * L.out_head, causal ? past + t + 1 : Tk});
     std::vector<float> scores(static_cast<std::size_t>(4 * ldk));
-    attend_rows(rows.data(), static_cast<std::int64_t>(rows.size()), kt.data() + (b * Hkv + g) * hq * ldk, ldk, hq,
-                L.v.data() + b * Tk, g * L.v_head, L.hd, scale, scores.data(), ldk);
+#if defined(__x86_64__)
+    const auto attend = wide ? attend_rows_avx512 : attend_rows;
+#else
+    const auto attend = attend_rows;
+#endif
+    attend(rows.data(), static_cast<std::int64_t>(rows.size()), kt.data() + (b * Hkv + g) * hq * ldk, ldk, hq, L.v.data() + b * Tk,
+           g * L.v_head, L.hd, scale, scores.data(), ldk);
   }
 }
 

@@ -1,4 +1,5 @@
-// Eight-float vectors for the hand-written CPU kernels (GCC's vector extension), and a vectorised e^x.
+// Eight-float vectors for the hand-written CPU kernels (GCC's vector extension), and a vectorised e^x
+// (also for sixteen-float vectors, which the AVX-512 loops use).
 // Include only in the kernels' .cpp files: everything here is always inlined into functions compiled with
 // target_clones (x86-64-v3 and the baseline ISA), so one source serves AVX2 + FMA and plain SSE2.
 #pragma once
@@ -15,39 +16,58 @@ typedef std::int32_t i8 __attribute__((vector_size(32)));
 // ABI boundary, so GCC's note that AVX vector arguments change the ABI does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-MOXLAB_INLINE f8 load8(const float* p) {
-  f8 v;
+// Sixteen floats: one AVX-512 register, for loops compiled for AVX-512 only (elsewhere four SSE registers).
+typedef float f16 __attribute__((vector_size(64)));
+typedef std::int32_t i16 __attribute__((vector_size(64)));
+// The integer vector of a float vector's width (for the exponent bits in expv).
+template <class F> struct IntVec;
+template <> struct IntVec<f8> { using type = i8; };
+template <> struct IntVec<f16> { using type = i16; };
+template <class F> constexpr int kLanes = static_cast<int>(sizeof(F) / sizeof(float));
+
+template <class F>
+MOXLAB_INLINE F loadv(const float* p) {
+  F v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-MOXLAB_INLINE void store8(float* p, f8 v) { __builtin_memcpy(p, &v, sizeof v); }
+template <class F>
+MOXLAB_INLINE void storev(float* p, F v) { __builtin_memcpy(p, &v, sizeof v); }
 // All lanes x. Inlined into a target_clones function, 0 + x compiles to an add and a broadcast; x - 0, an
 // eight-element initialiser or a shuffle compile to a chain of lane inserts there (GCC 12), several times slower.
-MOXLAB_INLINE f8 splat(float x) { return f8{} + x; }
+template <class F>
+MOXLAB_INLINE F splatv(float x) { return F{} + x; }
+
+MOXLAB_INLINE f8 load8(const float* p) { return loadv<f8>(p); }
+MOXLAB_INLINE void store8(float* p, f8 v) { storev(p, v); }
+MOXLAB_INLINE f8 splat(float x) { return splatv<f8>(x); }
 
 // e^x for x <= 0 (softmax scores minus their row maximum, SiLU's e^-|x|): x = n ln2 + r with
 // n = round(x / ln2), |r| <= ln2/2; e^r by Cephes' degree-6 minimax polynomial for expf (relative error
 // ~1e-7); 2^n built in the exponent bits. Below -87.3 the result would leave float's normal range; it is clamped there (e^-87.3 ~ 1e-38,
 // nothing next to a row maximum's e^0 = 1).
-MOXLAB_INLINE f8 exp8(f8 x) {
-  const f8 lowest = splat(-87.3f);
+template <class F>
+MOXLAB_INLINE F expv(F x) {
+  using I = typename IntVec<F>::type;
+  const F lowest = splatv<F>(-87.3f);
   x = x < lowest ? lowest : x;
   // Adding 1.5 * 2^23 rounds x / ln2 to an integer held in the low mantissa bits: n as a float and as
   // the integer difference of the bit patterns, with no conversion instruction.
-  const f8 magic = splat(12582912.0f);
-  const f8 shifted = x * splat(1.44269504088896341f) + magic;
-  const f8 n = shifted - magic;
-  const i8 n_int = (i8)shifted - (i8)magic;
-  const f8 r = x - n * splat(0.693359375f) - n * splat(-2.12194440e-4f);  // ln 2 in two parts: r exact
-  f8 p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
-  const f8 er = p * r * r + r + splat(1.0f);
-  return er * (f8)((n_int + 127) << 23);
+  const F magic = splatv<F>(12582912.0f);
+  const F shifted = x * splatv<F>(1.44269504088896341f) + magic;
+  const F n = shifted - magic;
+  const I n_int = (I)shifted - (I)magic;
+  const F r = x - n * splatv<F>(0.693359375f) - n * splatv<F>(-2.12194440e-4f);  // ln 2 in two parts: r exact
+  F p = splatv<F>(1.9875691500e-4f);
+  p = p * r + splatv<F>(1.3981999507e-3f);
+  p = p * r + splatv<F>(8.3334519073e-3f);
+  p = p * r + splatv<F>(4.1665795894e-2f);
+  p = p * r + splatv<F>(1.6666665459e-1f);
+  p = p * r + splatv<F>(5.0000001201e-1f);
+  const F er = p * r * r + r + splatv<F>(1.0f);
+  return er * (F)((n_int + 127) << 23);
 }
+MOXLAB_INLINE f8 exp8(f8 x) { return expv(x); }
 
 // SwiGLU's SiLU(g) * u (Shazeer 2020), SiLU(g) = g * sigmoid(g): sigmoid(g) is 1 / (1 + e^-|g|) for g >= 0
 // and e^-|g| / (1 + e^-|g|) below, so e^x is only taken of x <= 0 and never overflows.

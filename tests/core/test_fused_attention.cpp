@@ -6,6 +6,7 @@
 #include "core/model/attention.h"
 #include "core/model/rope.h"
 #include "kernels/fused/attention.h"
+#include "kernels/fused/packed_matmul.h"
 #include "torch_catch.h"
 
 using namespace moxlab;
@@ -64,10 +65,17 @@ TEST_CASE("Fused attention equals per-position softmax attention", "[kernels]") 
     auto v = torch::randn({s.B, Tk, s.Hkv, s.hd}).transpose(1, 2);
     REQUIRE(attention_fusable(q, k, v));
     const double scale = 1.0 / std::sqrt(double(s.hd));  // not 1/sqrt(hq): the scale is the caller's
-    const auto out = attention_inference(q, k, v, s.causal, scale);
-    CHECK(out.sizes() == torch::IntArrayRef({s.B, s.H, s.T, s.hd}));
-    CHECK(out.transpose(1, 2).is_contiguous());  // [B, T, H, hd] for the output projection
-    CHECK(torch::allclose(out, reference_attention(q, k, v, s.causal, scale), 1e-5, 1e-5));
+    const auto ref = reference_attention(q, k, v, s.causal, scale);
+    // Sixteen-float vectors (AVX-512, value widths that are multiples of 16) and eight-float ones.
+    for (PackedIsa isa : {PackedIsa::avx512, PackedIsa::avx2}) {
+      force_packed_isa(isa);
+      INFO(packed_isa_name(packed_isa()));
+      const auto out = attention_inference(q, k, v, s.causal, scale);
+      CHECK(out.sizes() == torch::IntArrayRef({s.B, s.H, s.T, s.hd}));
+      CHECK(out.transpose(1, 2).is_contiguous());  // [B, T, H, hd] for the output projection
+      CHECK(torch::allclose(out, ref, 1e-5, 1e-5));
+    }
+    force_packed_isa(PackedIsa::best);
   }
 }
 
