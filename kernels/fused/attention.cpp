@@ -151,10 +151,16 @@ MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int6
     for (std::int64_t j = seen_prefix; j < rows[r].keys; ++j) m = std::max(m, s[r * lds + j]);
     inv[r] = softmax_row<F>(s + r * lds, rows[r].keys, keys, m, scale);
   }
-  int r0 = 0;
-  for (; r0 + 2 <= R; r0 += 2)
-    mix_rows<F, 2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, voff, hd, rows + r0, inv + r0);
-  if (r0 < R) mix_rows<F, 1>(s + r0 * lds, lds, rows[r0].keys, v, voff, hd, rows + r0, inv + r0);
+  // The mix in pairs of rows with 8-float vectors (12 accumulators), all four rows at once with 16-float
+  // ones (3 vectors per row: 12 accumulators, enough multiply-adds in flight).
+  if constexpr (W == 16 && R == 4) {
+    mix_rows<F, 4>(s, lds, keys, v, voff, hd, rows, inv);
+  } else {
+    int r0 = 0;
+    for (; r0 + 2 <= R; r0 += 2)
+      mix_rows<F, 2>(s + r0 * lds, lds, std::max(rows[r0].keys, rows[r0 + 1].keys), v, voff, hd, rows + r0, inv + r0);
+    if (r0 < R) mix_rows<F, 1>(s + r0 * lds, lds, rows[r0].keys, v, voff, hd, rows + r0, inv + r0);
+  }
 }
 
 template <class F>

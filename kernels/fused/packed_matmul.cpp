@@ -260,6 +260,7 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
   const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
   const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
   const std::int64_t panel_floats = w.k * kPanel;
+  const bool prefetch = isa != PackedIsa::avx512;
   const float* x_rows[kRowChunk];
   float* out_rows[kRowChunk];
   for (std::int64_t m0 = 0; m0 < m; m0 += kRowChunk) {
@@ -285,9 +286,10 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       }
       const float* panel = w.panels + p * panel_floats;
       // The next panels into the cache a slice per tile, so they are there when these are done: the
-      // weights of a sparse layer's experts do not all stay in L3 across a forward (ToMoE FFN 8% faster).
+      // weights of a sparse layer's experts do not all stay in L3 across a forward (ToMoE FFN 8% faster
+      // with the AVX2 tile). With the AVX-512 tile it measured 1-2% slower (the prefetches stall), so not there.
       const char* next = reinterpret_cast<const char*>(panel + panels * panel_floats);
-      const std::int64_t next_panels = std::min<std::int64_t>(tile_panels, w.panel_count() - p - panels);
+      const std::int64_t next_panels = prefetch ? std::min<std::int64_t>(tile_panels, w.panel_count() - p - panels) : 0;
       const std::int64_t next_bytes = next_panels * panel_floats * static_cast<std::int64_t>(sizeof(float));
       const std::int64_t tiles_here = (m1 - m0 + tile_rows - 1) / tile_rows;
       const std::int64_t slice = (next_bytes / tiles_here + 63) / 64 * 64;
