@@ -17,7 +17,7 @@ namespace {
 using namespace vec8;
 
 constexpr int kPanel = 16;              // output columns per panel: two 8-float (one 16-float) registers
-constexpr int kMaxTileRows = 8;         // rows per register tile: 6 with AVX2 (12 accumulators), 8 with AVX-512 (16)
+constexpr int kMaxTileRows = 8;         // rows per register tile: 6 with AVX2 (12 accumulators), 8 with AVX-512 (up to 24)
 constexpr std::int64_t kRowChunk = 96;  // rows every panel passes over before the next chunk (x stays in L2)
 
 std::atomic<PackedIsa> g_forced{PackedIsa::best};

@@ -14,7 +14,6 @@
 // tensor in it, from_rows() takes it back (both identity in the per-block layout), so a chain of maps
 // permutes once. Differentiable (autograd sees only standard ops).
 #pragma once
-#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
