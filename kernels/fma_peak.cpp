@@ -5,9 +5,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "kernels/fused/vec8.h"
 
 namespace moxlab {
 
@@ -16,33 +14,24 @@ namespace {
 constexpr int kChains = 12;  // enough independent multiply-adds to cover the latency of two FMA pipes
 constexpr long kRounds = 1 << 20;
 
-#if defined(__x86_64__)
-// kRounds x kChains multiply-adds of 8 floats; the result is returned so the work cannot be dropped.
-__attribute__((target("avx2,fma"))) float fma_rounds_avx2() {
-  __m256 c[kChains];
-  for (int i = 0; i < kChains; ++i) c[i] = _mm256_set1_ps(static_cast<float>(i));
-  const __m256 a = _mm256_set1_ps(1.0000001f), b = _mm256_set1_ps(1e-7f);
+// kRounds x kChains multiply-adds of vectors F (8 or 16 floats); the result is returned so the work cannot
+// be dropped. a * c + b contracts to one FMA instruction (GCC's default -ffp-contract=fast).
+template <class F>
+MOXLAB_INLINE float fma_rounds() {
+  F c[kChains];
+  for (int i = 0; i < kChains; ++i) c[i] = vec8::splatv<F>(static_cast<float>(i));
+  const F a = vec8::splatv<F>(1.0000001f), b = vec8::splatv<F>(1e-7f);
   for (long k = 0; k < kRounds; ++k)
 #pragma GCC unroll 12
-    for (int i = 0; i < kChains; ++i) c[i] = _mm256_fmadd_ps(a, c[i], b);
-  __m256 s = c[0];
-  for (int i = 1; i < kChains; ++i) s = _mm256_add_ps(s, c[i]);
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0];
+    for (int i = 0; i < kChains; ++i) c[i] = a * c[i] + b;
+  F s = c[0];
+  for (int i = 1; i < kChains; ++i) s += c[i];
+  return s[0];
 }
 
-__attribute__((target("avx512f"))) float fma_rounds_avx512() {
-  __m512 c[kChains];
-  for (int i = 0; i < kChains; ++i) c[i] = _mm512_set1_ps(static_cast<float>(i));
-  const __m512 a = _mm512_set1_ps(1.0000001f), b = _mm512_set1_ps(1e-7f);
-  for (long k = 0; k < kRounds; ++k)
-#pragma GCC unroll 12
-    for (int i = 0; i < kChains; ++i) c[i] = _mm512_fmadd_ps(a, c[i], b);
-  __m512 s = c[0];
-  for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, c[i]);
-  return _mm512_reduce_add_ps(s);
-}
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) float fma_rounds_avx2() { return fma_rounds<vec8::f8>(); }
+__attribute__((target("avx512f"))) float fma_rounds_avx512() { return fma_rounds<vec8::f16>(); }
 #endif
 
 // GFLOP/s of `threads` threads each repeating `rounds` (flops per call) for `seconds`.

@@ -252,9 +252,11 @@ const char* packed_isa_name(PackedIsa isa) {
 
 void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt) {
   TORCH_CHECK(!w.swiglu || (opt.bias == nullptr && !opt.accumulate), "packed_matmul: SwiGLU takes no bias or accumulation");
-  std::vector<KRange> ranges = opt.ranges;
-  if (ranges.empty()) ranges.push_back({0, w.k});
-  for (const auto& r : ranges)
+  // The caller's input ranges, or all of K (no copy: this runs per product, many times per layer).
+  const KRange whole{0, w.k};
+  const KRange* ranges = opt.ranges.empty() ? &whole : opt.ranges.data();
+  const std::size_t n_ranges = opt.ranges.empty() ? 1 : opt.ranges.size();
+  for (const KRange& r : opt.ranges)
     TORCH_CHECK(r.begin >= 0 && r.count >= 0 && r.begin + r.count <= w.k, "packed_matmul: input range outside K = ", w.k);
   const PackedIsa isa = packed_isa();
   const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
@@ -303,7 +305,7 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
         for (const std::int64_t end = std::min(next_bytes, fetched + slice); fetched < end; fetched += 64) __builtin_prefetch(next + fetched);
         t.x = x_rows + (r0 - m0);
         t.out = out_rows + (r0 - m0);
-        tiles[rows](t, panel, ranges.data(), ranges.size(), e);
+        tiles[rows](t, panel, ranges, n_ranges, e);
       }
       p += panels;
     }

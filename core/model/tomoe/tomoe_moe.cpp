@@ -103,7 +103,7 @@ void TomoeMoe::build_derived() {
   attn_.clear();
   router_.clear();
   experts_.clear();
-  auto pack = [](const torch::Tensor& w) { return packed_weight(pack_weight(w.contiguous()), w.size(0)); };
+  auto pack = [](const torch::Tensor& w) { return packed_weight(pack_weight(w), w.size(0)); };
   for (int l = 0; l < o_.n_layers; ++l) {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
     const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
