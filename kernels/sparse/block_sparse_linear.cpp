@@ -225,12 +225,11 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
     for (std::int64_t r = begin; r < end; ++r) {
       const float* scale_r = scp + r * s.blocks;
       float* dst = yp + op[r] * d;
-      // Each active block's values, scaled in place in the products: (block, its values).
+      // Each active block's values and scale: copied scaled, or handed to the mix, which scales as it reads.
       in.clear();
-      auto add_block = [&](int i, float* src) {
-        for (std::int64_t c = 0; c < b; ++c) src[c] *= scale_r[i];
-        if (groups == 0) return std::copy(src, src + b, dst + i * b), void();
-        for (std::int64_t j = 0; j < per_block; ++j) in.push_back({i * per_block + j, src + j * mix_r});
+      auto add_block = [&](int i, const float* src) {
+        if (groups == 0) return std::transform(src, src + b, dst + i * b, [&](float v) { return v * scale_r[i]; }), void();
+        for (std::int64_t j = 0; j < per_block; ++j) in.push_back({i * per_block + j, src + j * mix_r, scale_r[i]});
       };
       if (groups == 0) std::fill(dst, dst + d, 0.0f);
       for (int i = 0; i < s.shared; ++i) add_block(i, sp + r * sb + i * b);

@@ -4,6 +4,9 @@
 
 #include <vector>
 
+#include "kernels/fused/packed_matmul.h"
+#include "kernels/fused/vec8.h"
+
 namespace moxlab {
 
 torch::Tensor monarch_mix_weights(const torch::Tensor& b2) {
@@ -13,39 +16,72 @@ torch::Tensor monarch_mix_weights(const torch::Tensor& b2) {
 
 namespace {
 
-// Output groups k0 .. k0 + K - 1 of the row, columns c0 .. c0 + C - 1: K x C accumulators in registers
-// (K independent chains hide the multiply-add latency), one store per output.
-template <int K, int C>
-__attribute__((always_inline)) inline void mix_tile(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
-                     std::int64_t r, std::int64_t k0, std::int64_t c0) {
-  float acc[K][C] = {};
+using vec8::f8;
+using vec8::f16;
+using vec8::kLanes;
+using vec8::loadv;
+using vec8::storev;
+
+// Output groups k0 .. k0 + K - 1 of the row, C vectors of columns from c0: K x C vector accumulators in
+// registers (K independent chains hide the multiply-add latency); each input's C vectors are loaded and
+// scaled once and reused by all K output groups. F = float (one column) serves the tail.
+template <class F, int K, int C>
+MOXLAB_INLINE void mix_tile(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
+                            std::int64_t r, std::int64_t k0, std::int64_t c0) {
+  constexpr int L = sizeof(F) / sizeof(float);
+  F acc[K][C];
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c) acc[k][c] = F{};
   for (std::int64_t i = 0; i < n_inputs; ++i) {
-    const float* x = inputs[i].x + c0;
-    for (int k = 0; k < K; ++k) {
-      const float* w = bt + ((k0 + k) * groups + inputs[i].group) * r + c0;
-      for (int c = 0; c < C; ++c) acc[k][c] += w[c] * x[c];
-    }
+    F x[C];
+    for (int c = 0; c < C; ++c) x[c] = loadv<F>(inputs[i].x + c0 + c * L) * inputs[i].scale;
+    const float* w = bt + (k0 * groups + inputs[i].group) * r + c0;
+    for (int k = 0; k < K; ++k)
+      for (int c = 0; c < C; ++c) acc[k][c] += loadv<F>(w + k * groups * r + c * L) * x[c];
   }
   for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c) y[(k0 + k) * r + c0 + c] = acc[k][c];
+    for (int c = 0; c < C; ++c) storev(y + (k0 + k) * r + c0 + c * L, acc[k][c]);
 }
+
+// All output groups, four at a time, for C vectors of columns from c0.
+template <class F, int C>
+MOXLAB_INLINE void mix_columns(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
+                               std::int64_t r, std::int64_t c0) {
+  std::int64_t k0 = 0;
+  for (; k0 + 4 <= groups; k0 += 4) mix_tile<F, 4, C>(inputs, n_inputs, bt, y, groups, r, k0, c0);
+  for (; k0 < groups; ++k0) mix_tile<F, 1, C>(inputs, n_inputs, bt, y, groups, r, k0, c0);
+}
+
+// The row in vectors of F, up to three at a time (12 accumulators), the last columns one by one.
+template <class F>
+MOXLAB_INLINE void mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+  constexpr int L = kLanes<F>;
+  std::int64_t c0 = 0;
+  for (; c0 + 3 * L <= r; c0 += 3 * L) mix_columns<F, 3>(inputs, n_inputs, bt, y, groups, r, c0);
+  for (; c0 + L <= r; c0 += L) mix_columns<F, 1>(inputs, n_inputs, bt, y, groups, r, c0);
+  for (; c0 < r; ++c0) mix_columns<float, 1>(inputs, n_inputs, bt, y, groups, r, c0);
+}
+
+// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void mix_row_f8(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+  mix_row<f8>(inputs, n_inputs, bt, y, groups, r);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512vl,fma")))
+void mix_row_f16(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+  mix_row<f16>(inputs, n_inputs, bt, y, groups, r);
+}
+#endif
 
 }  // namespace
 
-// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning):
-// the build targets generic x86-64, and this loop is the whole cost of the mix.
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups,
-                     std::int64_t r) {
-  constexpr int kGroups = 4, kColumns = 16;
-  std::int64_t c0 = 0;
-  for (; c0 + kColumns <= r; c0 += kColumns) {
-    std::int64_t k0 = 0;
-    for (; k0 + kGroups <= groups; k0 += kGroups) mix_tile<kGroups, kColumns>(inputs, n_inputs, bt, y, groups, r, k0, c0);
-    for (; k0 < groups; ++k0) mix_tile<1, kColumns>(inputs, n_inputs, bt, y, groups, r, k0, c0);
-  }
-  for (; c0 < r; ++c0)
-    for (std::int64_t k0 = 0; k0 < groups; ++k0) mix_tile<1, 1>(inputs, n_inputs, bt, y, groups, r, k0, c0);
+void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+#if defined(__x86_64__)
+  if (r >= 16 && packed_isa() == PackedIsa::avx512) return mix_row_f16(inputs, n_inputs, bt, y, groups, r);
+#endif
+  mix_row_f8(inputs, n_inputs, bt, y, groups, r);
 }
 
 torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2) {

@@ -15,11 +15,13 @@ torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2
 // The column mix's weights laid out for monarch_mix_row: [groups (k), groups (j), r (c)], contiguous.
 torch::Tensor monarch_mix_weights(const torch::Tensor& b2);
 // One row whose input is zero outside the listed column groups (MoHD's inactive blocks):
-// y[k r + c] = sum over the inputs (j, x_j) of bt[k, j, c] x_j[c], x_j the r values of group j; y has
-// groups * r values and does not overlap the inputs. Work: groups x inputs x r multiply-adds.
+// y[k r + c] = sum over the inputs (j, x_j, s_j) of bt[k, j, c] s_j x_j[c], x_j the r values of group j
+// and s_j its scale (MoHD's gate times alpha); y has groups * r values and does not overlap the inputs.
+// Work: groups x inputs x r multiply-adds, on 16-float vectors where packed_isa() is AVX-512.
 struct MixInput {
   std::int64_t group;
   const float* x;
+  float scale = 1.0f;
 };
 void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r);
 
