@@ -3,7 +3,16 @@
 
 namespace moxlab {
 
-// n <= 0: all hardware threads. Returns the count now in effect.
+// n <= 0: all hardware threads. Returns the count now in effect. Also pins the worker threads (see
+// threads_pinned()).
 int set_torch_threads(int n);
+
+// Whether set_torch_threads pinned LibTorch's worker threads, worker i to the i-th CPU the process may
+// run on (the calling thread stays free, so threads it starts later are not confined to one CPU). It does
+// when there are at most as many threads as such CPUs and the environment leaves OpenMP's binding to
+// the program (neither OMP_PROC_BIND nor GOMP_CPU_AFFINITY set; OMP_PROC_BIND=false opts out).
+// Unpinned, the scheduler moved workers between this machine's two CPUs and the same MoHD prefill took
+// 32 ms in one process and 37-39 ms in the next (docs/performance.md).
+bool threads_pinned();
 
 }  // namespace moxlab

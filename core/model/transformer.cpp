@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/model/tomoe/tomoe_trace.h"
+#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -76,7 +77,14 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& 
     ctx.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
     ctx.tomoe = caller_trace;
   }
-  return torch::nn::functional::linear(x, output_weight());
+  const auto w = output_weight();
+  if (packed_applies(x)) {
+    // Inference: the head packed once. OpenBLAS repacks the whole [vocab, d] matrix on every call, which
+    // cost more than the product itself for a prompt's last positions (docs/performance.md).
+    const auto head = packed_weight(packed_head_.get({w}, [&] { return pack_weight(w); }), w.size(0));
+    return packed_linear(x, head);
+  }
+  return torch::nn::functional::linear(x, w);
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens) {

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/model/block.h"
+#include "core/model/derived_weights.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
 #include "core/model/tomoe/expert_hypernetwork.h"
@@ -40,6 +41,7 @@ class Transformer : public torch::nn::Module {
  private:
   ModelOptions opts_;
   Rope rope_;
+  DerivedWeights packed_head_;  // without autograd: the output head packed (kernels/fused/packed_matmul.h)
 };
 
 // Parameters of the routing modules a method adds on top of the dense model (ToMoE's hypernetwork, masks

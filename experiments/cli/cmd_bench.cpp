@@ -33,6 +33,9 @@
 namespace moxlab::cli {
 
 namespace {
+// After the thread count in a bench's header line: whether the workers run pinned (torch_threads.h).
+const char* pinned_note() { return threads_pinned() ? " (workers pinned)" : " (not pinned)"; }
+
 struct BenchArgs {
   std::string config, python;
   std::vector<std::string> sets;
@@ -143,8 +146,8 @@ void register_bench(CLI::App& app) {
       mfu.push_back(rate * flops_per_token / (peak.gflops * 1e9));
     }
     const ParamCount pc = count_parameters(model);
-    std::printf("bench train: %s  threads %d  batch %d x seq %d  params %lld non-embedding\n", cfg.run.name.c_str(),
-                threads, t.batch_size, t.seq_len, static_cast<long long>(pc.total));
+    std::printf("bench train: %s  threads %d%s  batch %d x seq %d  params %lld non-embedding\n", cfg.run.name.c_str(),
+                threads, pinned_note(), t.batch_size, t.seq_len, static_cast<long long>(pc.total));
     std::printf("  model FLOPs/token      %.3e (6N + 12*L*T*d)\n", flops_per_token);
     std::printf("  tokens/s (median of %d) %.0f   [min %.0f, max %.0f]\n", a->repeats, median(tps),
                 *std::min_element(tps.begin(), tps.end()), *std::max_element(tps.begin(), tps.end()));
@@ -203,8 +206,8 @@ void register_bench(CLI::App& app) {
     }
     i->bench.per_layer = !i->no_layers;
     const auto& m = cfg.model;
-    std::printf("bench infer: %s  dim %d, %d layers, %d heads (%d kv), FFN %d, vocab %d  threads %d\n\n", cfg.run.name.c_str(), m.dim,
-                m.n_layers, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), m.vocab_size, threads);
+    std::printf("bench infer: %s  dim %d, %d layers, %d heads (%d kv), FFN %d, vocab %d  threads %d%s\n\n", cfg.run.name.c_str(), m.dim,
+                m.n_layers, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), m.vocab_size, threads, pinned_note());
     std::fflush(stdout);
     const auto rows = run_inference_bench(cases, i->bench);
     std::printf("%s", format_inference_bench(rows, i->bench).c_str());
@@ -221,7 +224,7 @@ void register_bench(CLI::App& app) {
     const Config cfg = load_config(at->config, at->sets);
     const int threads = set_torch_threads(cfg.train.threads);
     const auto& m = cfg.model;
-    std::printf("bench attention: %d heads (%d kv), head_dim %d, causal  threads %d\n\n", m.n_heads, m.n_kv_heads, m.head_dim(), threads);
+    std::printf("bench attention: %d heads (%d kv), head_dim %d, causal  threads %d%s\n\n", m.n_heads, m.n_kv_heads, m.head_dim(), threads, pinned_note());
     std::printf("%s", format_attention_bench(run_attention_bench(m, at->bench)).c_str());
   });
 

@@ -104,13 +104,14 @@ void TomoeMoe::build_derived() {
   router_.clear();
   experts_.clear();
   auto pack = [](const torch::Tensor& w) { return packed_weight(pack_weight(w), w.size(0)); };
+  head_ = pack(t_.count("output") ? at("output") : at("tok_embeddings"));
   for (int l = 0; l < o_.n_layers; ++l) {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
     const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
     const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
     attn_.push_back({pack(torch::cat({wq, wk, wv, proj})),
                      torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias}),
-                     pack(at(layer_key(l, "attn.wo")))});
+                     pack(at(layer_key(l, "attn.wo"))), pack(at(layer_key(l, "attn.vo_dec.weight")))});
     router_.push_back(pack(at(layer_key(l, "ffn.router"))));
     const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
     const auto widths = at(layer_key(l, "ffn.widths")).to(torch::kLong);
@@ -147,7 +148,7 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
     const auto rows = all.narrow(0, a, z - a);
     packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(rows), in_opt);
     const auto e = torch::layer_norm(rows.narrow(1, e_col, n_e), {n_e}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-    mask.narrow(0, a, z - a).copy_(top_k_mask(torch::linear(torch::gelu(e), w("attn.vo_dec.weight"), w("attn.vo_dec.bias")), top));
+    mask.narrow(0, a, z - a).copy_(top_k_mask(packed_linear(torch::gelu(e), aw.decode, w("attn.vo_dec.bias")), top));
   });
   auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
@@ -230,7 +231,7 @@ torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache, boo
   }
   if (last_logits_only) x = x.narrow(1, T - 1, 1);
   x = rms_norm(x, at("norm"), o_.norm_eps);
-  return torch::linear(x, t_.count("output") ? at("output") : at("tok_embeddings"));
+  return packed_linear(x, head_);
 }
 
 ParamCount TomoeMoe::param_count() const {

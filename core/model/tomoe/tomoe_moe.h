@@ -64,9 +64,11 @@ class TomoeMoe {
     PackedWeight in;          // [W_Q; W_K; W_V; Proj_E]: one product
     torch::Tensor in_bias;    // [0; Proj_E's bias]
     PackedWeight out;         // W_O
+    PackedWeight decode;      // the v/o router's decoder (its bias: attn.vo_dec.bias)
   };
   std::vector<AttentionWeights> attn_;  // per layer
   std::vector<PackedWeight> router_;    // per layer: the MLP's expert router
+  PackedWeight head_;                   // the output head
   struct Expert {
     PackedWeight gate_up;  // SwiGLU packing of the kept gate and up rows
     PackedWeight down;     // [d, width]
