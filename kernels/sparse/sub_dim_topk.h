@@ -16,8 +16,8 @@ struct SubDimTopK {
 
 SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bool scaling);
 
-// The same from the router's input x [.., d] and its centroids phi [N, d] (the logits x phi^T computed in
-// the same pass per row: 8 scores per vector multiply-add, no BLAS call for an N = 8 wide product).
+// The same from the router's input x [.., d] and its centroids phi [N, d]: the logits x phi^T as a packed
+// product (kernels/fused/packed_matmul.h) over each thread's rows, then their routing, in one parallel pass.
 // Returns [M, N] tensors, M = x.numel() / d. Contiguous float32 CPU x, no autograd.
 bool sub_dim_route_fusable(const torch::Tensor& x, const torch::Tensor& centroids);
 SubDimTopK sub_dim_route(const torch::Tensor& x, const torch::Tensor& centroids, int shared, int routed, bool scaling);

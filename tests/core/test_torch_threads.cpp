@@ -19,7 +19,7 @@ int cpus_of_this_thread() {
 }
 }  // namespace
 
-TEST_CASE("set_torch_threads pins the workers and not the caller; OMP_PROC_BIND opts out", "[threads]") {
+TEST_CASE("set_torch_threads pins the workers and not the caller, unless OMP_PROC_BIND is set", "[threads]") {
   const int allowed = cpus_of_this_thread();
   if (allowed < 2 || std::getenv("OMP_PROC_BIND") || std::getenv("GOMP_CPU_AFFINITY")) {
     WARN("skipped: needs 2 CPUs and no OpenMP binding in the environment");
