@@ -73,8 +73,19 @@ TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
     const auto q = qkv.narrow(2, 3, 4 * 6).view({2, 5, 4, 6});
     REQUIRE(rope_fusable(q, torch::ones({16, 3})));
     const auto fast = wide.apply(q, 7);
+    // Head widths whose pairs fill vectors of eight (48: three) and leave a tail (20: one and two pairs).
+    const std::vector<int> widths = {48, 20};
+    std::vector<Rope> ropes;
+    std::vector<torch::Tensor> inputs, fast_wide;
+    for (const int hd : widths) {
+      ropes.emplace_back(hd, 16, 10000.0);
+      inputs.push_back(torch::randn({2, 5, 3, hd}).narrow(2, 1, 2));  // a strided view
+      REQUIRE(rope_fusable(inputs.back(), torch::ones({16, hd / 2})));
+      fast_wide.push_back(ropes.back().apply(inputs.back(), 3));
+    }
     torch::AutoGradMode on(true);
     CHECK(torch::allclose(fast, wide.apply(q, 7), 1e-6, 1e-6));
+    for (std::size_t i = 0; i < ropes.size(); ++i) CHECK(torch::allclose(fast_wide[i], ropes[i].apply(inputs[i], 3), 1e-6, 1e-6));
   }
 }
 
