@@ -141,13 +141,28 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_avx512(const Tile& t, 
     }
   }
   float v[kPanel];  // through memory: GCC 12 warns on its own headers' 512 -> 256-bit extracts
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 3
-    for (int j = 0; j < NP; ++j) {
+  for (int j = 0; j < NP; ++j) {
+    int r = 0;
+    if (e[j].swiglu && e[j].columns == 8) {
+      // SwiGLU on 16 lanes: two rows' gates (each accumulator's low half) against their ups (high half),
+      // half the exponentials and divisions of one row at a time.
+      const i16 lows = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+      const i16 highs = lows + 8;
+#pragma GCC unroll 4
+      for (; r + 1 < MR; r += 2) {
+        const f16 a = (f16)acc[r][j], b = (f16)acc[r + 1][j];
+        storev(v, silu_timesv(__builtin_shuffle(a, b, lows), __builtin_shuffle(a, b, highs)));
+        store8(t.out[r] + t.col + j * t.out_step, load8(v));
+        store8(t.out[r + 1] + t.col + j * t.out_step, load8(v + 8));
+      }
+    }
+#pragma GCC unroll 8
+    for (; r < MR; ++r) {
       _mm512_storeu_ps(v, acc[r][j]);
       finish_row(load8(v), load8(v + 8), t.out[r] + t.col + j * t.out_step, e[j]);
     }
+  }
 }
 
 bool cpu_has(PackedIsa isa) {

@@ -71,11 +71,13 @@ MOXLAB_INLINE f8 exp8(f8 x) { return expv(x); }
 
 // SwiGLU's SiLU(g) * u (Shazeer 2020), SiLU(g) = g * sigmoid(g): sigmoid(g) is 1 / (1 + e^-|g|) for g >= 0
 // and e^-|g| / (1 + e^-|g|) below, so e^x is only taken of x <= 0 and never overflows.
-MOXLAB_INLINE f8 silu_times(f8 g, f8 u) {
-  const f8 neg_abs = g < f8{} ? g : -g;
-  const f8 e = exp8(neg_abs);
-  const f8 sigmoid = (g < f8{} ? e : splat(1.0f)) / (splat(1.0f) + e);
+template <class F>
+MOXLAB_INLINE F silu_timesv(F g, F u) {
+  const F neg_abs = g < F{} ? g : -g;
+  const F e = expv(neg_abs);
+  const F sigmoid = (g < F{} ? e : splatv<F>(1.0f)) / (splatv<F>(1.0f) + e);
   return g * sigmoid * u;
 }
+MOXLAB_INLINE f8 silu_times(f8 g, f8 u) { return silu_timesv(g, u); }
 
 }  // namespace moxlab::vec8
