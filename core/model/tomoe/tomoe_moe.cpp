@@ -11,6 +11,7 @@
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
+#include "kernels/fused/layer_norm_gelu.h"
 #include "kernels/sparse/row_parts.h"
 #include "kernels/sparse/top_k_mask.h"
 
@@ -144,11 +145,18 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   const std::int64_t e_col = aw.in.n - n_e;
   ProductOptions in_opt;
   in_opt.bias = aw.in_bias.data_ptr<float>();
+  ProductOptions dec_opt;
+  dec_opt.bias = w("attn.vo_dec.bias").data_ptr<float>();
+  const float *ln_w = w("attn.vo_norm.weight").data_ptr<float>(), *ln_b = w("attn.vo_norm.bias").data_ptr<float>();
   parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
     const auto rows = all.narrow(0, a, z - a);
     packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(rows), in_opt);
-    const auto e = torch::layer_norm(rows.narrow(1, e_col, n_e), {n_e}, w("attn.vo_norm.weight"), w("attn.vo_norm.bias"));
-    mask.narrow(0, a, z - a).copy_(top_k_mask(packed_linear(torch::gelu(e), aw.decode, w("attn.vo_dec.bias")), top));
+    // The router's embedding columns through LayerNorm and GeLU in place, then the decoder reading them there.
+    float* e = rows.data_ptr<float>() + e_col;
+    layer_norm_gelu_rows(e, z - a, aw.in.n, n_e, ln_w, ln_b, 1e-5f);
+    auto scores = torch::empty({z - a, aw.decode.n}, x.options());
+    packed_matmul({e, aw.in.n}, z - a, aw.decode, row_map(scores), dec_opt);
+    mask.narrow(0, a, z - a).copy_(top_k_mask(scores, top));
   });
   auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
