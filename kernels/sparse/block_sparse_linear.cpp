@@ -221,26 +221,21 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
         packed_matmul({h_rows.data + lo * h_rows.stride, h_rows.stride}, hi - lo, packed_block(w_blocks, g.blocks[j], b),
                       {rp + lo * rb + static_cast<std::int64_t>(j) * b, rb});
     }
-    std::vector<MixInput> in(static_cast<std::size_t>(groups));
+    std::vector<MixInput> in;
     for (std::int64_t r = begin; r < end; ++r) {
       const float* scale_r = scp + r * s.blocks;
       float* dst = yp + op[r] * d;
-      // Each active block's values and scale: copied scaled, or handed to the mix, which scales as it reads
-      // (its inputs filled field by field: a pushed temporary was reloaded whole before its stores landed).
-      std::size_t n_in = 0;
+      // Each active block's values and scale: copied scaled, or handed to the mix, which scales as it reads.
+      in.clear();
       auto add_block = [&](int i, const float* src) {
         if (groups == 0) return std::transform(src, src + b, dst + i * b, [&](float v) { return v * scale_r[i]; }), void();
-        for (std::int64_t j = 0; j < per_block; ++j, ++n_in) {
-          in[n_in].group = i * per_block + j;
-          in[n_in].x = src + j * mix_r;
-          in[n_in].scale = scale_r[i];
-        }
+        for (std::int64_t j = 0; j < per_block; ++j) in.push_back({i * per_block + j, src + j * mix_r, scale_r[i]});
       };
       if (groups == 0) std::fill(dst, dst + d, 0.0f);
       for (int i = 0; i < s.shared; ++i) add_block(i, sp + r * sb + i * b);
       const auto& blocks = s.groups[static_cast<std::size_t>(row_group[static_cast<std::size_t>(r)])].blocks;
       for (std::size_t j = 0; j < blocks.size(); ++j) add_block(blocks[j], rp + r * rb + static_cast<std::int64_t>(j) * b);
-      if (groups > 0) monarch_mix_row(in.data(), static_cast<std::int64_t>(n_in), bp, dst, groups, mix_r);
+      if (groups > 0) monarch_mix_row(in.data(), static_cast<std::int64_t>(in.size()), bp, dst, groups, mix_r);
     }
   });
   return y;

@@ -7,51 +7,29 @@
 #include <vector>
 
 #include "kernels/fused/packed_matmul.h"
-#include "kernels/fused/vec8.h"
 
 namespace moxlab {
 
 namespace {
 
-// e[i] = e^(z[i] - max z) for i < N <= 8, on one 8-float vector (a quarter of a routing row's time went to
-// eight scalar expf calls).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void exp_shifted8(const float* z, std::int64_t N, float* e) {
-  float top = z[0];
-  for (std::int64_t i = 1; i < N; ++i) top = std::max(top, z[i]);
-  float lanes[8];
-  for (std::int64_t i = 0; i < 8; ++i) lanes[i] = i < N ? z[i] - top : 0.0f;
-  vec8::store8(lanes, vec8::exp8(vec8::load8(lanes)));
-  std::copy(lanes, lanes + N, e);
-}
-
 // One row's routing from its logits z[N] (Eq. 11-12 and the scaling); p, g, w, a: the row's outputs.
 void route_row(const float* z, std::int64_t N, int shared, int routed, bool scaling, float* p, float* g, float* w, bool* a) {
-  if (N <= 8) {
-    exp_shifted8(z, N, p);
-  } else {
-    float top = z[0];
-    for (std::int64_t i = 1; i < N; ++i) top = std::max(top, z[i]);
-    for (std::int64_t i = 0; i < N; ++i) p[i] = std::exp(z[i] - top);
-  }
+  float top = z[0];
+  for (std::int64_t i = 1; i < N; ++i) top = std::max(top, z[i]);
   float sum = 0;
-  for (std::int64_t i = 0; i < N; ++i) sum += p[i];
+  for (std::int64_t i = 0; i < N; ++i) sum += (p[i] = std::exp(z[i] - top));
   const float inv = 1.0f / sum;
   for (std::int64_t i = 0; i < N; ++i) p[i] *= inv;
   for (int i = 0; i < shared; ++i) a[i] = true;
   for (int k = 0; k < routed; ++k) {  // routed is small (top-1 or a few): repeated argmax
-    // Selects, not branches (which the data made unpredictable): the first largest p among the inactive.
     std::int64_t best = -1;
-    float best_p = -1.0f;  // below every probability
-    for (std::int64_t i = shared; i < N; ++i) {
-      const bool better = !a[i] & (p[i] > best_p);
-      best = better ? i : best;
-      best_p = better ? p[i] : best_p;
-    }
+    for (std::int64_t i = shared; i < N; ++i)
+      if (!a[i] && (best < 0 || p[i] > p[best])) best = i;
     a[best] = true;
   }
   double gate_sum = 0;
-  for (std::int64_t i = 0; i < N; ++i) gate_sum += (g[i] = a[i] ? p[i] : 0.0f);
+  for (std::int64_t i = 0; i < N; ++i)
+    if (a[i]) gate_sum += (g[i] = p[i]);
   const double alpha = scaling ? static_cast<double>(N) * gate_sum : 1.0;
   for (std::int64_t i = 0; i < N; ++i) w[i] = static_cast<float>(g[i] * alpha);
 }
