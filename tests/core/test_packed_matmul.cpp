@@ -42,7 +42,7 @@ TEST_CASE("Packed products equal x W^T by hand and at every tile and panel edge"
     CHECK(torch::equal(y, torch::tensor({{11.0f, 24.0f, 28.0f}, {13.0f, 25.0f, 31.0f}})));
   });
   torch::manual_seed(5);
-  for (auto [m, k, n] : std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {5, 7, 16}, {6, 16, 17}, {13, 33, 40}, {97, 64, 8}, {200, 48, 48}, {17, 20, 33}, {9, 5, 64}}) {
+  for (auto [m, k, n] : std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {5, 7, 16}, {6, 16, 17}, {13, 33, 40}, {97, 64, 8}, {200, 48, 48}, {385, 384, 16}, {17, 20, 33}, {9, 5, 64}}) {
     INFO("m " << m << " k " << k << " n " << n);
     const auto xs = torch::randn({m, k}), ws = torch::randn({n, k}), b = torch::randn({n});
     const auto pw = pack_weight(ws);
