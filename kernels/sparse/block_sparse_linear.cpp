@@ -225,6 +225,11 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
     for (std::int64_t r = begin; r < end; ++r) {
       const float* scale_r = scp + r * s.blocks;
       float* dst = yp + op[r] * d;
+      if (r + 1 < end) {  // the next row's destination, for writing: rows land in token order, which the
+                          // hardware prefetcher cannot follow (~1% of a MoHD prefill, 5 of 6 same-process A/Bs)
+        const float* next = yp + op[r + 1] * d;
+        for (std::int64_t c = 0; c < d; c += 16) __builtin_prefetch(next + c, 1);
+      }
       // Each active block's values and scale: copied scaled, or handed to the mix, which scales as it reads.
       in.clear();
       auto add_block = [&](int i, const float* src) {
