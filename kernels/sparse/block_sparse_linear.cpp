@@ -48,8 +48,15 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
     }
     auto order = torch::empty({s.tokens}, torch::kLong);
     std::int64_t* o = order.data_ptr<std::int64_t>();
-    std::iota(o, o + s.tokens, std::int64_t{0});
-    std::stable_sort(o, o + s.tokens, [&](std::int64_t x, std::int64_t y) { return key[x] < key[y]; });
+    if (routed <= 16) {  // a counting sort over the 2^routed keys (stable: tokens keep their order within a set)
+      std::vector<std::int64_t> first((std::size_t{1} << routed) + 1, 0);
+      for (const auto k : key) ++first[static_cast<std::size_t>(k) + 1];
+      for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
+      for (std::int64_t m = 0; m < s.tokens; ++m) o[first[static_cast<std::size_t>(key[static_cast<std::size_t>(m)])]++] = m;
+    } else {
+      std::iota(o, o + s.tokens, std::int64_t{0});
+      std::stable_sort(o, o + s.tokens, [&](std::int64_t x, std::int64_t y) { return key[x] < key[y]; });
+    }
     std::vector<Group> groups;
     std::int64_t matmuls = 0;
     for (std::int64_t r = 0; r < s.tokens;) {

@@ -190,6 +190,24 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
   one.scatter_(1, torch::randint(shared, N, {M, 1}, torch::kLong), true);
   CHECK(BlockSelection::from_mask(one, shared).grouped);
   CHECK(!BlockSelection::from_mask(active, shared).grouped);
+  // The grouped order: tokens sorted by their set of routed blocks, in token order within a set, whether
+  // counted (up to 16 routed blocks) or sorted (more).
+  for (const int blocks : {6, 20}) {
+    INFO(blocks << " blocks");
+    auto mask = torch::rand({M, blocks}) < 0.3;
+    mask.select(1, 0).fill_(true);
+    mask.narrow(0, 0, M / 2).copy_(mask.narrow(0, M / 2, M / 2));  // repeated sets
+    const auto s = BlockSelection::from_mask(mask, 1, "grouped");
+    REQUIRE(s.grouped);
+    const auto rows = mask.index_select(0, s.order).narrow(1, 1, blocks - 1).to(torch::kLong);
+    auto key = torch::zeros({M}, torch::kLong);
+    for (int i = 0; i < blocks - 1; ++i) key += rows.select(1, i) * (std::int64_t{1} << i);
+    for (int r = 1; r < M; ++r) {
+      const auto k0 = key[r - 1].item<std::int64_t>(), k1 = key[r].item<std::int64_t>();
+      CHECK((k0 < k1 || (k0 == k1 && s.order[r - 1].item<std::int64_t>() < s.order[r].item<std::int64_t>())));
+    }
+    CHECK(std::get<0>(s.order.sort()).equal(torch::arange(M)));
+  }
 }
 
 TEST_CASE("Monarch's first factor folds into the matrix before it (B1 w)", "[kernels][mohd]") {
