@@ -72,6 +72,8 @@ struct Tile {
   std::int64_t col = 0;             // the first panel's first output column
   std::int64_t panel_stride = 0;    // floats from one panel to the next
   int out_step = 0;                 // output columns from one panel to the next
+  const char* prefetch = nullptr;   // AVX-512: lines to prefetch, one per k step, while the tile runs
+  std::int64_t prefetch_lines = 0;
 };
 
 // A tile of `rows` rows over `panels` adjacent panels (1, or up to 3 with AVX-512), each with its epilogue.
@@ -131,12 +133,19 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_avx512(const Tile& t, 
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 3
     for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_setzero_ps();
+  const char* pf = t.prefetch;
+  std::int64_t pf_left = t.prefetch_lines;
   for (std::size_t i = 0; i < n_ranges; ++i) {
     const float* b = panel + ranges[i].begin * kPanel;
     const float* x[MR];
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) x[r] = t.x[r] + ranges[i].begin;
     for (std::int64_t k = 0; k < ranges[i].count; ++k, b += kPanel) {
+      if (pf_left > 0) {
+        __builtin_prefetch(pf, 0, 2);
+        pf += 64;
+        --pf_left;
+      }
       __m512 w[NP];
 #pragma GCC unroll 3
       for (int j = 0; j < NP; ++j) w[j] = _mm512_loadu_ps(b + j * t.panel_stride);
@@ -285,7 +294,7 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
   const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
   const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
   const std::int64_t panel_floats = w.k * kPanel;
-  const bool prefetch = isa != PackedIsa::avx512;
+
   const float* x_rows[kMaxRowChunk];
   float* out_rows[kMaxRowChunk];
   const std::int64_t chunk = row_chunk(w.k);
@@ -312,10 +321,13 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       }
       const float* panel = w.panels + p * panel_floats;
       // The next panels into the cache a slice per tile, so they are there when these are done: the
-      // weights of a sparse layer's experts do not all stay in L3 across a forward (ToMoE FFN 8% faster
-      // with the AVX2 tile). With the AVX-512 tile it measured 1-2% slower (the prefetches stall), so not there.
+      // weights of a sparse layer's experts do not all stay in L3 across a forward. The AVX2 tile's slice
+      // goes out in a burst before the tile (ToMoE FFN 8% faster); the AVX-512 tile issues its slice one
+      // line per k step into L2, as a burst there stalled its loads (2-3% slower): spread out, ToMoE 50%
+      // prefill 1.5-2.6% faster at the small shape and 2.5% at d 768, MoHD 0.9-1.7%, dense unchanged
+      // (same-process A/Bs).
       const char* next = reinterpret_cast<const char*>(panel + panels * panel_floats);
-      const std::int64_t next_panels = prefetch ? std::min<std::int64_t>(tile_panels, w.panel_count() - p - panels) : 0;
+      const std::int64_t next_panels = std::min<std::int64_t>(tile_panels, w.panel_count() - p - panels);
       const std::int64_t next_bytes = next_panels * panel_floats * static_cast<std::int64_t>(sizeof(float));
       const std::int64_t tiles_here = (m1 - m0 + tile_rows - 1) / tile_rows;
       const std::int64_t slice = (next_bytes / tiles_here + 63) / 64 * 64;
@@ -326,7 +338,14 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       t.out_step = per_panel;
       for (std::int64_t r0 = m0; r0 < m1; r0 += tile_rows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(tile_rows, m1 - r0));
-        for (const std::int64_t end = std::min(next_bytes, fetched + slice); fetched < end; fetched += 64) __builtin_prefetch(next + fetched);
+        if (isa == PackedIsa::avx512) {
+          const std::int64_t end = std::min(next_bytes, fetched + slice);
+          t.prefetch = next + fetched;
+          t.prefetch_lines = (end - fetched) / 64;
+          fetched = end;
+        } else {
+          for (const std::int64_t end = std::min(next_bytes, fetched + slice); fetched < end; fetched += 64) __builtin_prefetch(next + fetched);
+        }
         t.x = x_rows + (r0 - m0);
         t.out = out_rows + (r0 - m0);
         tiles[rows](t, panel, ranges, n_ranges, e);
