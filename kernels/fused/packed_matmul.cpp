@@ -294,7 +294,6 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
   const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
   const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
   const std::int64_t panel_floats = w.k * kPanel;
-
   const float* x_rows[kMaxRowChunk];
   float* out_rows[kMaxRowChunk];
   const std::int64_t chunk = row_chunk(w.k);
