@@ -48,7 +48,10 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
     }
     auto order = torch::empty({s.tokens}, torch::kLong);
     std::int64_t* o = order.data_ptr<std::int64_t>();
-    if (routed <= 16) {  // a counting sort over the 2^routed keys (stable: tokens keep their order within a set)
+    // A counting sort over the 2^routed keys where the buckets are no more than the tokens (or 64): a decode
+    // step's single token with many routed blocks would otherwise clear up to 65537 counters. Both sorts
+    // are stable: tokens keep their order within a set.
+    if (routed <= 16 && (std::int64_t{1} << routed) <= std::max<std::int64_t>(64, s.tokens)) {
       std::vector<std::int64_t> first((std::size_t{1} << routed) + 1, 0);
       for (const auto k : key) ++first[static_cast<std::size_t>(k) + 1];
       for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
