@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/fused/vec8.h"
 
 namespace moxlab {
@@ -12,41 +13,49 @@ using namespace vec8;
 
 // erf(z) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) e^(-z^2), t = 1 / (1 + p z), for z >= 0 (A&S 7.1.26);
 // odd in z.
-MOXLAB_INLINE f8 erf8(f8 z) {
-  const f8 az = z < f8{} ? -z : z;
-  const f8 t = splat(1.0f) / (splat(1.0f) + splat(0.3275911f) * az);
-  f8 p = splat(1.061405429f);
-  p = p * t + splat(-1.453152027f);
-  p = p * t + splat(1.421413741f);
-  p = p * t + splat(-0.284496736f);
-  p = p * t + splat(0.254829592f);
-  const f8 e = splat(1.0f) - p * t * exp8(-az * az);
-  return z < f8{} ? -e : e;
+template <class F>
+MOXLAB_INLINE F erfv(F z) {
+  const F az = z < F{} ? -z : z;
+  const F t = splatv<F>(1.0f) / (splatv<F>(1.0f) + splatv<F>(0.3275911f) * az);
+  F p = splatv<F>(1.061405429f);
+  p = p * t + splatv<F>(-1.453152027f);
+  p = p * t + splatv<F>(1.421413741f);
+  p = p * t + splatv<F>(-0.284496736f);
+  p = p * t + splatv<F>(0.254829592f);
+  const F e = splatv<F>(1.0f) - p * t * expv(-az * az);
+  return z < F{} ? -e : e;
 }
 
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void layer_norm_gelu_row(float* x, std::int64_t n, const float* w, const float* b, float eps) {
-  const std::int64_t full = n / 8 * 8;
-  f8 sum{};
-  for (std::int64_t i = 0; i < full; i += 8) sum += load8(x + i);
-  float total = 0;
-  for (int l = 0; l < 8; ++l) total += sum[l];
+template <class F>
+MOXLAB_INLINE float lane_sum(F v) {
+  float s = 0;
+  for (int l = 0; l < kLanes<F>; ++l) s += v[l];
+  return s;
+}
+
+// One row on vectors of F (8 or 16 floats), the last n % lanes values one at a time.
+template <class F>
+MOXLAB_INLINE void layer_norm_gelu_row_of(float* x, std::int64_t n, const float* w, const float* b, float eps) {
+  constexpr int W = kLanes<F>;
+  const std::int64_t full = n / W * W;
+  F sum{};
+  for (std::int64_t i = 0; i < full; i += W) sum += loadv<F>(x + i);
+  float total = lane_sum(sum);
   for (std::int64_t i = full; i < n; ++i) total += x[i];
   const float mean = total / static_cast<float>(n);
-  f8 sq{};
-  for (std::int64_t i = 0; i < full; i += 8) {
-    const f8 d = load8(x + i) - mean;
+  F sq{};
+  for (std::int64_t i = 0; i < full; i += W) {
+    const F d = loadv<F>(x + i) - splatv<F>(mean);
     sq += d * d;
   }
-  float var = 0;
-  for (int l = 0; l < 8; ++l) var += sq[l];
+  float var = lane_sum(sq);
   for (std::int64_t i = full; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
   const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
-  for (std::int64_t i = 0; i < full; i += 8) {
-    const f8 y = (load8(x + i) - mean) * inv * load8(w + i) + load8(b + i);
-    store8(x + i, splat(0.5f) * y * (splat(1.0f) + erf8(y * kInvSqrt2)));
+  for (std::int64_t i = 0; i < full; i += W) {
+    const F y = (loadv<F>(x + i) - splatv<F>(mean)) * splatv<F>(inv) * loadv<F>(w + i) + loadv<F>(b + i);
+    storev(x + i, splatv<F>(0.5f) * y * (splatv<F>(1.0f) + erfv(y * splatv<F>(kInvSqrt2))));
   }
   for (std::int64_t i = full; i < n; ++i) {
     const float y = (x[i] - mean) * inv * w[i] + b[i];
@@ -54,9 +63,28 @@ void layer_norm_gelu_row(float* x, std::int64_t n, const float* w, const float* 
   }
 }
 
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void layer_norm_gelu_row(float* x, std::int64_t n, const float* w, const float* b, float eps) {
+  layer_norm_gelu_row_of<f8>(x, n, w, b, eps);
+}
+
+#if defined(__x86_64__)
+// Sixteen-float vectors where the CPU runs 512-bit instructions at full width (ToMoE's d_e = 128: 8 vectors).
+__attribute__((target("avx512f,avx512vl,fma")))
+void layer_norm_gelu_row_avx512(float* x, std::int64_t n, const float* w, const float* b, float eps) {
+  layer_norm_gelu_row_of<f16>(x, n, w, b, eps);
+}
+#endif
+
 }  // namespace
 
 void layer_norm_gelu_rows(float* x, std::int64_t rows, std::int64_t stride, std::int64_t n, const float* w, const float* b, float eps) {
+#if defined(__x86_64__)
+  if (n >= 16 && packed_isa() == PackedIsa::avx512) {
+    for (std::int64_t r = 0; r < rows; ++r) layer_norm_gelu_row_avx512(x + r * stride, n, w, b, eps);
+    return;
+  }
+#endif
   for (std::int64_t r = 0; r < rows; ++r) layer_norm_gelu_row(x + r * stride, n, w, b, eps);
 }
 

@@ -4,7 +4,7 @@
 // twice per thread (1.5 ms of a 33 ms ToMoE prefill at the small shape). CPU float32, no autograd.
 //   LN:   y_i = (x_i - mean) / sqrt(var + eps) * w_i + b_i, var the biased variance over the row (as torch);
 //   GeLU: y * Phi(y) = y / 2 * (1 + erf(y / sqrt 2)), erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
-//         on 8-float vectors, std::erf on the last n % 8 values.
+//         on 16-float (AVX-512) or 8-float vectors, std::erf on the last values.
 #pragma once
 #include <cstdint>
 

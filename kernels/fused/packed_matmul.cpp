@@ -358,6 +358,9 @@ bool packed_applies(const torch::Tensor& x) {
   return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
+// Rows per thread at least; with no more rows than this, panels per thread at least (two AVX-512 tiles wide).
+constexpr std::int64_t kRowGrain = 32, kColumnGrainPanels = 6;
+
 torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias) {
   TORCH_CHECK(packed_applies(x) && x.size(-1) == w.k && !w.swiglu, "packed_linear: needs float32 CPU input [..., ", w.k,
               "] without autograd and a linear packing");
@@ -367,9 +370,23 @@ torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const
   auto y = torch::empty({x2.size(0), w.n}, x.options());
   ProductOptions opt;
   if (b.defined()) opt.bias = b.data_ptr<float>();
-  parallel_row_ranges(x2.size(0), 32, [&](std::int64_t a, std::int64_t e) {
-    packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, w, row_map(y.narrow(0, a, e - a)), opt);
-  });
+  const std::int64_t m = x2.size(0);
+  if (m <= kRowGrain) {
+    // Too few rows to split (the prompt's last positions through the output head, a decode step): the
+    // weight streams from memory once for all of them, so the threads split its panels instead.
+    parallel_row_ranges(w.panel_count(), kColumnGrainPanels, [&](std::int64_t p0, std::int64_t p1) {
+      PackedWeight part = w;
+      part.panels = w.panels + p0 * w.k * kPanel;
+      part.n = std::min(w.n, p1 * kPanel) - p0 * kPanel;
+      ProductOptions o = opt;
+      if (o.bias) o.bias += p0 * kPanel;
+      packed_matmul(row_map(x2), m, part, {y.data_ptr<float>() + p0 * kPanel, y.stride(0)}, o);
+    });
+  } else {
+    parallel_row_ranges(m, kRowGrain, [&](std::int64_t a, std::int64_t e) {
+      packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, w, row_map(y.narrow(0, a, e - a)), opt);
+    });
+  }
   auto shape = x.sizes().vec();
   shape.back() = w.n;
   return y.view(shape);

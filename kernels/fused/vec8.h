@@ -33,10 +33,18 @@ MOXLAB_INLINE F loadv(const float* p) {
 }
 template <class F>
 MOXLAB_INLINE void storev(float* p, F v) { __builtin_memcpy(p, &v, sizeof v); }
-// All lanes x. Inlined into a target_clones function, 0 + x compiles to an add and a broadcast; x - 0, an
-// eight-element initialiser or a shuffle compile to a chain of lane inserts there (GCC 12), several times slower.
+// All lanes x. Inlined into a target_clones function, 0 + x compiles to an add and a broadcast; a per-lane
+// initialiser, x - 0 or a shuffle compile to a chain of lane inserts there (GCC 12), several times slower.
+// The 16-float type only runs in functions compiled for AVX-512, where a shuffle of lane 0 is one
+// broadcast (from memory, too), 0 + x a scalar add before each broadcast (in the attention tiles' inner
+// loops), and a per-lane initialiser a chain of masked broadcasts.
 template <class F>
-MOXLAB_INLINE F splatv(float x) { return F{} + x; }
+MOXLAB_INLINE F splatv(float x) {
+  if constexpr (kLanes<F> == 16)
+    return __builtin_shuffle(F{x}, decltype(F{} == F{}){});
+  else
+    return F{} + x;
+}
 
 MOXLAB_INLINE f8 load8(const float* p) { return loadv<f8>(p); }
 MOXLAB_INLINE void store8(float* p, f8 v) { storev(p, v); }

@@ -116,6 +116,24 @@ TEST_CASE("A SwiGLU packing gives SiLU(x G^T) * (x U^T) in one product", "[kerne
   }
 }
 
+TEST_CASE("packed_linear splits rows across threads, or the panels where rows are few", "[kernels]") {
+  // 1, 4 and 32 rows take the panel split (the output head at the prompt's last positions, a decode step),
+  // 33 and 100 rows the row split; 200 columns (13 panels: a ragged last share and a padded last panel).
+  torch::manual_seed(11);
+  const auto w = torch::randn({200, 24}), b = torch::randn({200});
+  const auto pw = packed_weight(pack_weight(w), 200);
+  const int before = at::get_num_threads();
+  at::set_num_threads(2);
+  torch::NoGradGuard ng;
+  for (int m : {1, 4, 32, 33, 100}) {
+    INFO("rows " << m);
+    const auto x = torch::randn({m, 24});
+    CHECK(torch::allclose(d64(packed_linear(x, pw, b)), d64(x).mm(d64(w).t()) + d64(b), 1e-4, 1e-4));
+    CHECK(torch::allclose(d64(packed_linear(x.view({1, m, 24}), pw)).view({m, 200}), d64(x).mm(d64(w).t()), 1e-4, 1e-4));
+  }
+  at::set_num_threads(before);
+}
+
 TEST_CASE("Packed products refuse what they cannot do", "[kernels]") {
   const auto w = torch::randn({20, 8});
   CHECK_THROWS(packed_weight(pack_weight(w), 40));                   // more columns than panels hold
