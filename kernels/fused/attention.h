@@ -2,8 +2,8 @@
 // grouped-query heads and an optional causal mask, as register-tiled multiply-adds over a packed K^T and
 // V rows read in place, with the softmax's exponential vectorised in between. The torch form
 // (core/model/attention.cpp) runs two batched GEMMs with a small inner dimension (the head width) and a
-// softmax pass per 64-query tile; this one keeps a block of four query rows' scores in L1 and never
-// materialises more.
+// softmax pass per 64-query tile; this one keeps a block of four (eight with 16-float vectors) query rows'
+// scores in L1 and never materialises more.
 //
 // q [B, H, T, hq], k [B, Hkv, Tk, hq], v [B, Hkv, Tk, hd]: float32 CPU, each with its last dimension
 // contiguous (any other strides: the callers pass transposed [B, T, heads, d] views); query head h reads
