@@ -21,7 +21,7 @@ constexpr std::int64_t kRowsPerRange = 32;
 
 }  // namespace
 
-BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout) {
+BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout, std::int64_t parts) {
   TORCH_CHECK(active.dim() == 2 && active.scalar_type() == torch::kBool, "block selection: active must be [M, N] bool");
   TORCH_CHECK(layout == "auto" || layout == "grouped" || layout == "per_block", "block selection: unknown layout " + layout);
   BlockSelection s;
@@ -29,6 +29,7 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
   s.blocks = static_cast<int>(active.size(1));
   s.shared = shared;
   TORCH_CHECK(shared >= 0 && shared <= s.blocks, "block selection: shared out of range");
+  TORCH_CHECK(parts >= 1, "block selection: parts must be at least 1");
   // The [M, N] mask is read on the host: it is tiny, and a dozen small tensor ops (and a sync) per
   // component were a measurable share of a MoHD forward (docs/performance.md).
   const auto mask = active.to(torch::kCPU).contiguous();
@@ -48,29 +49,39 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
     }
     auto order = torch::empty({s.tokens}, torch::kLong);
     std::int64_t* o = order.data_ptr<std::int64_t>();
-    // A counting sort over the 2^routed keys where the buckets are no more than the tokens (or 64): a decode
-    // step's single token with many routed blocks would otherwise clear up to 65537 counters. Both sorts
-    // are stable: tokens keep their order within a set.
-    if (routed <= 16 && (std::int64_t{1} << routed) <= std::max<std::int64_t>(64, s.tokens)) {
-      std::vector<std::int64_t> first((std::size_t{1} << routed) + 1, 0);
-      for (const auto k : key) ++first[static_cast<std::size_t>(k) + 1];
-      for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-      for (std::int64_t m = 0; m < s.tokens; ++m) o[first[static_cast<std::size_t>(key[static_cast<std::size_t>(m)])]++] = m;
-    } else {
-      std::iota(o, o + s.tokens, std::int64_t{0});
-      std::stable_sort(o, o + s.tokens, [&](std::int64_t x, std::int64_t y) { return key[x] < key[y]; });
+    // Each part of the tokens sorted on its own (parts > 1: a thread's rows then hold only its own tokens).
+    const std::int64_t part = parts > 1 ? (s.tokens + parts - 1) / parts : std::max<std::int64_t>(s.tokens, 1);
+    for (std::int64_t p0 = 0; p0 < s.tokens; p0 += part) {
+      const std::int64_t p1 = std::min(s.tokens, p0 + part);
+      // A counting sort over the 2^routed keys where the buckets are no more than the tokens (or 64): a decode
+      // step's single token with many routed blocks would otherwise clear up to 65537 counters. Both sorts
+      // are stable: tokens keep their order within a set.
+      if (routed <= 16 && (std::int64_t{1} << routed) <= std::max<std::int64_t>(64, p1 - p0)) {
+        std::vector<std::int64_t> first((std::size_t{1} << routed) + 1, 0);
+        for (std::int64_t m = p0; m < p1; ++m) ++first[static_cast<std::size_t>(key[static_cast<std::size_t>(m)]) + 1];
+        for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
+        for (std::int64_t m = p0; m < p1; ++m) o[p0 + first[static_cast<std::size_t>(key[static_cast<std::size_t>(m)])]++] = m;
+      } else {
+        std::iota(o + p0, o + p1, p0);
+        std::stable_sort(o + p0, o + p1, [&](std::int64_t x, std::int64_t y) { return key[x] < key[y]; });
+      }
     }
     std::vector<Group> groups;
-    std::int64_t matmuls = 0;
+    std::vector<std::int64_t> distinct;
     for (std::int64_t r = 0; r < s.tokens;) {
-      const std::int64_t k = key[static_cast<std::size_t>(o[r])];
+      const std::int64_t k = key[static_cast<std::size_t>(o[r])], end = std::min(s.tokens, (r / part + 1) * part);
       Group gr{r, 0, {}};
-      while (r < s.tokens && key[static_cast<std::size_t>(o[r])] == k) ++r, ++gr.count;
+      while (r < end && key[static_cast<std::size_t>(o[r])] == k) ++r, ++gr.count;
       for (int i = 0; i < routed; ++i)
         if ((k >> i) & 1) gr.blocks.push_back(shared + i);
-      matmuls += static_cast<std::int64_t>(gr.blocks.size());
+      distinct.push_back(k);
       groups.push_back(std::move(gr));
     }
+    // The matmuls of the distinct sets (each set once, however many parts hold it).
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::int64_t matmuls = 0;
+    for (const auto k : distinct) matmuls += __builtin_popcountll(static_cast<unsigned long long>(k));
     if (layout == "grouped" || matmuls <= 2 * routed) {
       auto inverse = torch::empty({s.tokens}, torch::kLong);
       std::int64_t* inv = inverse.data_ptr<std::int64_t>();

@@ -66,15 +66,21 @@ TEST_CASE("Fused attention equals per-position softmax attention", "[kernels]") 
     REQUIRE(attention_fusable(q, k, v));
     const double scale = 1.0 / std::sqrt(double(s.hd));  // not 1/sqrt(hq): the scale is the caller's
     const auto ref = reference_attention(q, k, v, s.causal, scale);
-    // Sixteen-float vectors (AVX-512, value widths that are multiples of 16) and eight-float ones.
-    for (PackedIsa isa : {PackedIsa::avx512, PackedIsa::avx2}) {
-      force_packed_isa(isa);
-      INFO(packed_isa_name(packed_isa()));
-      const auto out = attention_inference(q, k, v, s.causal, scale);
-      CHECK(out.sizes() == torch::IntArrayRef({s.B, s.H, s.T, s.hd}));
-      CHECK(out.transpose(1, 2).is_contiguous());  // [B, T, H, hd] for the output projection
-      CHECK(torch::allclose(out, ref, 1e-5, 1e-5));
-    }
+    // Sixteen-float vectors (AVX-512, value widths that are multiples of 16) and eight-float ones; one
+    // thread, and two: the (batch, KV head) pairs split between them where two divide them, the work items
+    // handed out dynamically where not.
+    const int before = at::get_num_threads();
+    for (int threads : {1, 2})
+      for (PackedIsa isa : {PackedIsa::avx512, PackedIsa::avx2}) {
+        at::set_num_threads(threads);
+        force_packed_isa(isa);
+        INFO(packed_isa_name(packed_isa()) << ", " << threads << " threads");
+        const auto out = attention_inference(q, k, v, s.causal, scale);
+        CHECK(out.sizes() == torch::IntArrayRef({s.B, s.H, s.T, s.hd}));
+        CHECK(out.transpose(1, 2).is_contiguous());  // [B, T, H, hd] for the output projection
+        CHECK(torch::allclose(out, ref, 1e-5, 1e-5));
+      }
+    at::set_num_threads(before);
     force_packed_isa(PackedIsa::best);
   }
 }

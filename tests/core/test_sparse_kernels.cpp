@@ -184,6 +184,17 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
                   torch::matmul(x * mask1, w_in.t()) + bias));
     }
   }
+  {  // Three parts grouped each on its own (the threads' shares at inference): the same products, and no
+     // run of rows crosses a part (ceil(37 / 3) = 13 rows each).
+    torch::NoGradGuard ng;
+    const auto s3 = BlockSelection::from_mask(active, shared, "grouped", 3);
+    REQUIRE(s3.grouped);
+    CHECK(close(s3.from_rows(block_sparse_input_packed(x, packed_weight(pack_weight(w_in), 20), s3, bias)),
+                torch::matmul(x * mask, w_in.t()) + bias));
+    CHECK(close(block_sparse_output_to_tokens(s3.to_rows(h), pack_weight_blocks(w_out, b), d, s3, s3.to_rows(scale)), reference));
+    for (const auto& g : s3.groups) CHECK(g.start / 13 == (g.start + g.count - 1) / 13);
+    CHECK_THROWS(BlockSelection::from_mask(active, shared, "grouped", 0));
+  }
   // Automatic layout: one routed block per token (few sets) is grouped, many sets are not.
   auto one = torch::zeros({M, N}, torch::kBool);
   one.narrow(1, 0, shared).fill_(true);
@@ -191,23 +202,28 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
   CHECK(BlockSelection::from_mask(one, shared).grouped);
   CHECK(!BlockSelection::from_mask(active, shared).grouped);
   // The grouped order: tokens sorted by their set of routed blocks, in token order within a set, whether
-  // counted (up to 16 routed blocks) or sorted (more).
-  for (const int blocks : {6, 20}) {
-    INFO(blocks << " blocks");
-    auto mask = torch::rand({M, blocks}) < 0.3;
-    mask.select(1, 0).fill_(true);
-    mask.narrow(0, 0, M / 2).copy_(mask.narrow(0, M / 2, M / 2));  // repeated sets
-    const auto s = BlockSelection::from_mask(mask, 1, "grouped");
-    REQUIRE(s.grouped);
-    const auto rows = mask.index_select(0, s.order).narrow(1, 1, blocks - 1).to(torch::kLong);
-    auto key = torch::zeros({M}, torch::kLong);
-    for (int i = 0; i < blocks - 1; ++i) key += rows.select(1, i) * (std::int64_t{1} << i);
-    for (int r = 1; r < M; ++r) {
-      const auto k0 = key[r - 1].item<std::int64_t>(), k1 = key[r].item<std::int64_t>();
-      CHECK((k0 < k1 || (k0 == k1 && s.order[r - 1].item<std::int64_t>() < s.order[r].item<std::int64_t>())));
+  // counted (up to 16 routed blocks) or sorted (more); with parts, so within each part's rows, which hold
+  // that part's tokens only (parts of ceil(37 / 2) = 19 and ceil(37 / 4) = 10 tokens).
+  for (const int blocks : {6, 20})
+    for (const int parts : {1, 2, 4}) {
+      INFO(blocks << " blocks, " << parts << " parts");
+      auto mask = torch::rand({M, blocks}) < 0.3;
+      mask.select(1, 0).fill_(true);
+      mask.narrow(0, 0, M / 2).copy_(mask.narrow(0, M / 2, M / 2));  // repeated sets
+      const auto s = BlockSelection::from_mask(mask, 1, "grouped", parts);
+      REQUIRE(s.grouped);
+      const auto rows = mask.index_select(0, s.order).narrow(1, 1, blocks - 1).to(torch::kLong);
+      auto key = torch::zeros({M}, torch::kLong);
+      for (int i = 0; i < blocks - 1; ++i) key += rows.select(1, i) * (std::int64_t{1} << i);
+      const int part = (M + parts - 1) / parts;
+      for (int r = 0; r < M; ++r) CHECK(s.order[r].item<std::int64_t>() / part == r / part);  // a part's rows, its tokens
+      for (int r = 1; r < M; ++r) {
+        if (r % part == 0) continue;  // a new part starts its own order
+        const auto k0 = key[r - 1].item<std::int64_t>(), k1 = key[r].item<std::int64_t>();
+        CHECK((k0 < k1 || (k0 == k1 && s.order[r - 1].item<std::int64_t>() < s.order[r].item<std::int64_t>())));
+      }
+      CHECK(std::get<0>(s.order.sort()).equal(torch::arange(M)));
     }
-    CHECK(std::get<0>(s.order.sort()).equal(torch::arange(M)));
-  }
 }
 
 TEST_CASE("Monarch's first factor folds into the matrix before it (B1 w)", "[kernels][mohd]") {

@@ -1,5 +1,7 @@
 #include "core/model/mohd/mohd_mixer.h"
 
+#include <ATen/Parallel.h>
+
 #include "core/common/error.h"
 #include "core/model/mohd/balance_loss.h"
 #include "kernels/fused/packed_matmul.h"
@@ -32,7 +34,12 @@ torch::Tensor MohdMixerImpl::mask_input(const torch::Tensor& x, const SubDimRout
 
 MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
   Sparse s;
-  s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared);
+  // Inference: each thread's share of the tokens grouped on its own, so the rows a thread's products,
+  // RoPE, attention and output pass handle are its own tokens (whole batches when B is a multiple of the
+  // threads) and no row moves between the cores (kernels/fused/attention.cpp). Training keeps one sort:
+  // its torch ops split rows their own way.
+  const std::int64_t parts = torch::GradMode::is_enabled() ? 1 : at::get_num_threads();
+  s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared, "auto", parts);
   s.scale = s.selection.to_rows(r.weights.reshape({-1, o_.sub_dims}));
   return s;
 }
