@@ -70,27 +70,32 @@ bool top_k_by_counting(const float* x, std::int64_t n, std::int64_t k, float* ma
 
 }  // namespace
 
+void top_k_mask_rows(const float* scores, std::int64_t rows, std::int64_t n, std::int64_t k, float* mask, std::int64_t mask_stride) {
+  TORCH_CHECK(k >= 0 && k <= n, "top-k mask: k outside 0 .. " + std::to_string(n));
+  std::vector<std::int32_t> idx;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* x = scores + r * n;
+    float* m = mask + r * mask_stride;
+    if (n <= kCountingWidth && top_k_by_counting(x, n, k, m)) continue;
+    std::fill(m, m + n, 0.0f);
+    idx.resize(static_cast<std::size_t>(n));
+    std::iota(idx.begin(), idx.end(), 0);
+    // The k largest first (larger score, then lower index), in no particular order among themselves.
+    std::nth_element(idx.begin(), idx.begin() + k, idx.end(),
+                     [x](std::int32_t a, std::int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+    for (std::int64_t j = 0; j < k; ++j) m[idx[static_cast<std::size_t>(j)]] = 1.0f;
+  }
+}
+
 torch::Tensor top_k_mask(const torch::Tensor& scores, std::int64_t k) {
   TORCH_CHECK(scores.dim() >= 1 && scores.is_cpu() && scores.scalar_type() == torch::kFloat, "top-k mask: float32 CPU scores");
   const std::int64_t n = scores.size(-1);
   TORCH_CHECK(k >= 0 && k <= n, "top-k mask: k outside 0 .. " + std::to_string(n));
   const auto s = scores.contiguous();
-  auto mask = torch::zeros_like(s);
+  auto mask = torch::empty_like(s);
   const std::int64_t rows = n > 0 ? s.numel() / n : 0;
-  const float* sp = s.data_ptr<float>();
-  float* mp = mask.data_ptr<float>();
   at::parallel_for(0, rows, 64, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
-    for (std::int64_t r = begin; r < end; ++r) {
-      const float* x = sp + r * n;
-      if (n <= kCountingWidth && top_k_by_counting(x, n, k, mp + r * n)) continue;
-      std::fill(mp + r * n, mp + (r + 1) * n, 0.0f);
-      std::iota(idx.begin(), idx.end(), 0);
-      // The k largest first (larger score, then lower index), in no particular order among themselves.
-      std::nth_element(idx.begin(), idx.begin() + k, idx.end(),
-                       [x](std::int32_t a, std::int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
-      for (std::int64_t j = 0; j < k; ++j) mp[r * n + idx[static_cast<std::size_t>(j)]] = 1.0f;
-    }
+    top_k_mask_rows(s.data_ptr<float>() + begin * n, end - begin, n, k, mask.data_ptr<float>() + begin * n, n);
   });
   return mask;
 }

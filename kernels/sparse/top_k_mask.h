@@ -9,4 +9,8 @@ namespace moxlab {
 
 torch::Tensor top_k_mask(const torch::Tensor& scores, std::int64_t k);  // [..., N] -> float [..., N]
 
+// The same on raw rows, on the calling thread: `rows` rows of n scores (contiguous) to rows of n mask
+// values `mask_stride` floats apart (inside a caller's parallel region, with no tensors made).
+void top_k_mask_rows(const float* scores, std::int64_t rows, std::int64_t n, std::int64_t k, float* mask, std::int64_t mask_stride);
+
 }  // namespace moxlab

@@ -154,9 +154,9 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
     // The router's embedding columns through LayerNorm and GeLU in place, then the decoder reading them there.
     float* e = rows.data_ptr<float>() + e_col;
     layer_norm_gelu_rows(e, z - a, aw.in.n, n_e, ln_w, ln_b, 1e-5f);
-    auto scores = torch::empty({z - a, aw.decode.n}, x.options());
-    packed_matmul({e, aw.in.n}, z - a, aw.decode, row_map(scores), dec_opt);
-    mask.narrow(0, a, z - a).copy_(top_k_mask(scores, top));
+    std::vector<float> scores(static_cast<std::size_t>((z - a) * aw.decode.n));
+    packed_matmul({e, aw.in.n}, z - a, aw.decode, {scores.data(), aw.decode.n}, dec_opt);
+    top_k_mask_rows(scores.data(), z - a, aw.decode.n, top, mask.data_ptr<float>() + a * hd, hd);
   });
   auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
@@ -177,7 +177,11 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   // The heads masked (in place: this pass's own result) and through W_O, again by rows.
   auto y = torch::empty({M, o_.dim}, x.options());
   parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
-    heads.narrow(0, a, z - a).mul_(mask.narrow(0, a, z - a).unsqueeze(1));
+    float* hp = heads.data_ptr<float>();
+    const float* mp = mask.data_ptr<float>();
+    for (std::int64_t r = a; r < z; ++r)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t j = 0; j < hd; ++j) hp[(r * H + h) * hd + j] *= mp[r * hd + j];
     packed_matmul(row_map(heads.narrow(0, a, z - a).view({z - a, H * hd})), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
   });
   return y.view({B, T, o_.dim});
