@@ -235,7 +235,8 @@ __attribute__((target_clones("arch=x86-64-v3", "default")))
 float exp_one(float x) { return exp8(splat(x))[0]; }
 
 // Query positions per work item: an item is (batch, key/value head, this many positions x the group's
-// query heads), so a causal prefill splits into items of unequal work handed out dynamically.
+// query heads); a thread runs whole pairs' items in order, or, where the threads do not divide the pairs,
+// the items (of unequal causal work) are handed out dynamically.
 constexpr std::int64_t kPositionsPerItem = 16;
 
 // Where every operand row is: row (b, t) of the queries / outputs and row (b, j) of the keys / values
