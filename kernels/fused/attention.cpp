@@ -76,9 +76,7 @@ MOXLAB_INLINE float softmax_row(float* s, std::int64_t keys, std::int64_t width,
     j += W;
   }
   if (j < width) std::fill(s + j, s + width, 0.0f);
-  float sum = 0;
-  for (int l = 0; l < W; ++l) sum += sv[l];
-  return 1.0f / sum;
+  return 1.0f / lane_sum(sv);
 }
 
 // out_r[c0 .. c0 + W NV) = inv_r * sum_j p_r[j] v_j: R rows x NV vectors of accumulators, each V row read

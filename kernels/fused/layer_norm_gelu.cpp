@@ -28,13 +28,6 @@ MOXLAB_INLINE F erfv(F z) {
 
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 
-template <class F>
-MOXLAB_INLINE float lane_sum(F v) {
-  float s = 0;
-  for (int l = 0; l < kLanes<F>; ++l) s += v[l];
-  return s;
-}
-
 // One row on vectors of F (8 or 16 floats), the last n % lanes values one at a time.
 template <class F>
 MOXLAB_INLINE void layer_norm_gelu_row_of(float* x, std::int64_t n, const float* w, const float* b, float eps) {

@@ -24,6 +24,13 @@ template <class F> struct IntVec;
 template <> struct IntVec<f8> { using type = i8; };
 template <> struct IntVec<f16> { using type = i16; };
 template <class F> constexpr int kLanes = static_cast<int>(sizeof(F) / sizeof(float));
+// The sum of a vector's lanes.
+template <class F>
+MOXLAB_INLINE float lane_sum(F v) {
+  float s = 0;
+  for (int l = 0; l < kLanes<F>; ++l) s += v[l];
+  return s;
+}
 
 template <class F>
 MOXLAB_INLINE F loadv(const float* p) {
