@@ -50,10 +50,11 @@ constexpr std::int64_t kQueryTile = 64;
 }  // namespace
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                    double scale) {
-  if (attention_fusable(q, k, v))
-    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale);
-  return dot_product_attention_torch(q, k, v, causal, scale);
+                                    double scale, const torch::Tensor& gates) {
+  if (attention_fusable(q, k, v) && (!gates.defined() || attention_gates_fit(q, gates)))
+    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale, gates);
+  const auto out = dot_product_attention_torch(q, k, v, causal, scale);  // [B, H, T, hd]
+  return gates.defined() ? out * gates.transpose(1, 2).unsqueeze(-1) : out;
 }
 
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
@@ -114,7 +115,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_
 }
 
 torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
-                                     const torch::Tensor& qk_mask) const {
+                                     const torch::Tensor& qk_mask, const torch::Tensor& gates) const {
   KvCache::Entry* past = ctx.kv_cache ? &ctx.kv_cache->at(this) : nullptr;
   const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
   q = rope.apply(q, start);
@@ -124,7 +125,7 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
     k = k * qk_mask;
   }
   if (past) std::tie(k, v) = append_kv(*past, k, v);
-  auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_);  // [B, H, T, hd]
+  auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_, 0, gates);  // [B, H, T, hd]
   return out.transpose(1, 2);                                                             // [B, T, H, hd]
 }
 

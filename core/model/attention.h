@@ -39,9 +39,10 @@ class DenseAttention : public Attention {
   torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
   // The middle of head_outputs: RoPE on q [B, T, H, hd] and k [B, T, Hkv, hd], the optional q/k mask, and
   // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]; with ctx.kv_cache the tokens
-  // follow the cached positions and attend to them too. Sparse forms compute their own q/k/v.
+  // follow the cached positions and attend to them too. Sparse forms compute their own q/k/v. gates
+  // [B, T, H], when given, weight each head's output (see dot_product_attention).
   torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
-                       const torch::Tensor& qk_mask = {}) const;
+                       const torch::Tensor& qk_mask = {}, const torch::Tensor& gates = {}) const;
   int n_heads() const { return n_heads_; }
   int n_kv_heads() const { return n_kv_heads_; }
   int head_dim() const { return head_dim_; }
@@ -50,13 +51,14 @@ class DenseAttention : public Attention {
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
 
  protected:
+  // x [B, T, dim] -> q [B, T, H * hd], k, v [B, T, Hkv * hd], without taps. Without autograd from one
+  // product with W_Q, W_K, W_V stacked and packed (cached while unchanged, as is the packed W_O).
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project_qkv(const torch::Tensor& x);
+
   int n_heads_, n_kv_heads_, head_dim_;
   bool causal_;
 
  private:
-  // Without autograd, Q, K and V come from one product with W_Q, W_K, W_V stacked and packed (cached while
-  // unchanged, as is the packed W_O).
-  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project_qkv(const torch::Tensor& x);
   DerivedWeights stacked_;
 };
 
@@ -65,9 +67,10 @@ class DenseAttention : public Attention {
 // head h reading key/value head h / (H / Hkv) (grouped-query attention); scale 0 means 1 / sqrt(hq)
 // (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
 // Without autograd on float32 CPU tensors it runs the one-pass kernel (kernels/fused/attention.h), else the
-// torch form below.
+// torch form below. gates [B, T, H], when given, multiply each head's output at each position (MoH's
+// Eq. 4 weighting); the kernel then skips the (position, head) pairs whose gate is 0.
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                    double scale = 0);
+                                    double scale = 0, const torch::Tensor& gates = {});
 // The torch-op form (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                           double scale = 0);

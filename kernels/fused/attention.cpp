@@ -18,11 +18,13 @@ namespace {
 
 using namespace vec8;
 
-// One query row: its queries, where its output goes, and how many keys (from the first) it sees.
+// One query row: its queries, where its output goes, how many keys (from the first) it sees, and the
+// factor its output is multiplied by (MoH's gate; 1 otherwise).
 struct QueryRow {
   const float* q;
   float* out;
   std::int64_t keys;
+  float gate = 1.0f;
 };
 
 // The loops below are written once for a vector type F of W = kLanes<F> floats: f8 (AVX2, and the
@@ -148,7 +150,7 @@ MOXLAB_INLINE void attend_block(const QueryRow* rows, const float* kt, std::int6
     float m = -std::numeric_limits<float>::infinity();
     for (int l = 0; l < W; ++l) m = std::max(m, row_max[r][l]);
     for (std::int64_t j = seen_prefix; j < rows[r].keys; ++j) m = std::max(m, s[r * lds + j]);
-    inv[r] = softmax_row<F>(s + r * lds, rows[r].keys, keys, m, scale);
+    inv[r] = softmax_row<F>(s + r * lds, rows[r].keys, keys, m, scale) * rows[r].gate;
   }
   // The mix in pairs of rows with 8-float vectors (12 accumulators), all four or eight rows at once with
   // 16-float ones (3 vectors per row: 12 or 24 accumulators, enough multiply-adds in flight).
@@ -244,6 +246,7 @@ struct RowTables {
   std::vector<const float*> q, k, v;
   std::vector<float*> out;
   std::int64_t q_head, k_head, v_head, out_head;
+  const float* gates = nullptr;  // [B * T, H] (b-major) or none: each (position, head)'s output factor
 };
 
 void run_attention(const RowTables& L, bool causal, float scale) {
@@ -268,10 +271,19 @@ void run_attention(const RowTables& L, bool causal, float scale) {
     const std::int64_t n = std::min(kPositionsPerItem, T - t0);
     // Position-major rows: the group's heads at one position see the same keys, so a block of four rows
     // wastes no score work when the group is a multiple of 4 (a block of eight, two positions, one key).
+    // A head gated to 0 at a position (MoH: not selected there) is not computed, its output zero; the
+    // selected ones fill the blocks, their positions a few apart.
     rows.clear();
     for (std::int64_t t = t0; t < t0 + n; ++t)
-      for (std::int64_t h = g * group; h < (g + 1) * group; ++h)
-        rows.push_back({L.q[b * T + t] + h * L.q_head, L.out[b * T + t] + h * L.out_head, causal ? past + t + 1 : Tk});
+      for (std::int64_t h = g * group; h < (g + 1) * group; ++h) {
+        float* out = L.out[b * T + t] + h * L.out_head;
+        const float gate = L.gates ? L.gates[(b * T + t) * L.H + h] : 1.0f;
+        if (gate == 0.0f) {
+          std::fill(out, out + L.hd, 0.0f);
+          continue;
+        }
+        rows.push_back({L.q[b * T + t] + h * L.q_head, out, causal ? past + t + 1 : Tk, gate});
+      }
     attend(rows.data(), static_cast<std::int64_t>(rows.size()), kt.data() + bg * hq * ldk, ldk, hq, L.v.data() + b * Tk, g * L.v_head,
            L.hd, scale, scores.data(), ldk);
   };
@@ -325,12 +337,19 @@ bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const tor
          k.size(2) == v.size(2) && k.size(1) > 0 && q.size(1) % k.size(1) == 0;
 }
 
+bool attention_gates_fit(const torch::Tensor& q, const torch::Tensor& gates) {
+  return gates.is_cpu() && gates.scalar_type() == torch::kFloat && gates.is_contiguous() && gates.dim() == 3 &&
+         gates.size(0) == q.size(0) && gates.size(1) == q.size(2) && gates.size(2) == q.size(1);
+}
+
 torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                  double scale) {
+                                  double scale, const torch::Tensor& gates) {
   TORCH_CHECK(attention_fusable(q, k, v), "fused attention: needs float32 CPU q/k/v [B, heads, T, d] with contiguous rows, "
                                           "matching shapes, a value width that is a multiple of 8 and no autograd");
+  TORCH_CHECK(!gates.defined() || attention_gates_fit(q, gates), "fused attention: gates must be contiguous float32 [B, T, heads]");
   RowTables L{q.size(0), q.size(2), k.size(2), q.size(1), k.size(1), q.size(3), v.size(3), {}, {}, {}, {}, q.stride(1), k.stride(1),
               v.stride(1), v.size(3)};
+  if (gates.defined()) L.gates = gates.data_ptr<float>();
   TORCH_CHECK(!causal || L.Tk >= L.T, "fused attention: causal queries need their own keys");
   auto out = torch::empty({L.B, L.T, L.H, L.hd}, q.options());
   if (out.numel() == 0) return out.transpose(1, 2);

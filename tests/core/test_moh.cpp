@@ -91,6 +91,43 @@ TEST_CASE("MoH learned router: alpha1 Softmax(W_s x) shared, alpha2 Softmax(W_r 
   CHECK(g0.selected.sum(-1).eq(2).all().item<bool>());
 }
 
+TEST_CASE("MoH router without autograd (one packed product, per-row softmax and top-K) equals the torch form", "[moh]") {
+  torch::manual_seed(21);
+  // Every option the router has: learned / query-norm, shared heads 0-2, two-stage or not, the paper's or
+  // the code's gate form, quantised gates, budgets from one routed head to all of them.
+  struct Case {
+    int shared, active;
+    std::string router;
+    bool two_stage, quantised;
+    std::string form;
+  };
+  const std::vector<Case> cases = {{1, 3, "learned", true, false, "paper"},  {2, 4, "learned", true, false, "code"},
+                                   {1, 3, "learned", false, false, "paper"}, {0, 2, "learned", true, false, "code"},
+                                   {1, 3, "learned", true, true, "paper"},   {2, 2, "learned", true, false, "paper"},
+                                   {1, 6, "learned", true, false, "code"},   {1, 2, "query_norm", true, false, "paper"},
+                                   {0, 3, "query_norm", true, false, "paper"}};
+  for (const auto& c : cases) {
+    INFO(c.router << " shared " << c.shared << " active " << c.active << " two-stage " << c.two_stage << " quantised "
+                  << c.quantised << " " << c.form);
+    MohOptions o = moh(c.shared, c.active, c.router, c.two_stage, c.form);
+    o.quantised = c.quantised;
+    HeadRouter r(12, 6, c.active, o);
+    const auto x = torch::randn({3, 37, 12}), q = torch::randn({3, 37, 6, 8});
+    const HeadRouting ref = r->forward(x, q);  // autograd on: the torch form
+    torch::NoGradGuard ng;
+    const HeadRouting fused = r->forward(x, q);
+    CHECK(torch::allclose(fused.gates, ref.gates.detach(), 1e-5, 1e-6));
+    CHECK(torch::allclose(fused.routed_probs, ref.routed_probs.detach(), 1e-5, 1e-6));
+    CHECK(torch::equal(fused.selected, ref.selected));
+    CHECK(fused.selected.sum(-1).eq(c.active).all().item<bool>());
+  }
+  // The hand-computed router gives the hand values without autograd too.
+  torch::NoGradGuard ng;
+  auto hand = hand_router(moh(1, 3))->forward(torch::tensor({{1.0f, 2.0f}}), torch::Tensor());
+  const double g[4] = {A1, A2 * P[0], A2 * P[1], 0.0};
+  for (int i = 0; i < 4; ++i) CHECK(hand.gates[0][i].item<float>() == Approx(g[i]).epsilon(1e-5));
+}
+
 TEST_CASE("MoH load-balance loss: sum over routed heads of f_i P_i (Eq. 7)", "[moh]") {
   // Two tokens, three routed heads, top-1: token 1 -> head 0, token 2 -> head 1.
   auto probs = torch::tensor({{0.5f, 0.3f, 0.2f}, {0.1f, 0.6f, 0.3f}});

@@ -11,10 +11,12 @@
 
 #include "core/data/tokenizer.h"
 #include "core/io/llama2c_import.h"
+#include "core/model/kv_cache.h"
 #include "core/model/mohd/monarch.h"
 #include "core/model/rope.h"
 #include "core/model/transformer.h"
 #include "core/config/config.h"
+#include "kernels/fused/attention.h"
 #include "kernels/sparse/block_sparse_linear.h"
 #include "kernels/sparse/head_gathered_attention.h"
 #include "kernels/sparse/monarch_mix.h"
@@ -48,12 +50,16 @@ torch::Tensor logits_with(Transformer& m, const torch::Tensor& tokens, Kernels k
   return m.forward(tokens, ctx);
 }
 
-// Inference of o (weights from seed): the sparse and the automatic forms give the reference logits.
-void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torch::Tensor& tokens) {
+// Inference of o (weights from seed, then random biases if asked): the sparse and the automatic forms give
+// the reference logits.
+void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torch::Tensor& tokens, bool random_biases = false) {
   Transformer m(o);
   m.init_weights(seed);
   m.eval();
   torch::NoGradGuard ng;
+  if (random_biases)  // the initialisation zeroes them
+    for (auto& p : m.named_parameters())
+      if (p.key().size() > 5 && p.key().compare(p.key().size() - 5, 5, ".bias") == 0) p.value().uniform_(-0.5, 0.5);
   const auto ref = logits_with(m, tokens, Kernels::reference);
   CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
   CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // MoHD: sparse where grouped; MoH: reference
@@ -319,15 +325,54 @@ TEST_CASE("Cached derived weights (Monarch fold, stacked QKV and gate/up) follow
 TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-norm, code gates, no shared)", "[kernels][moh]") {
   torch::manual_seed(7);
   const auto tokens = torch::randint(0, 50, {3, 13}, torch::kLong);
-  for (const std::string variant : {"learned", "query_norm", "code", "no_shared", "all heads"}) {
-    INFO(variant);
-    ModelOptions o = small_options();
-    o.attention = "moh";
-    o.moh.shared = variant == "no_shared" ? 0 : 1;
-    o.moh.active = variant == "all heads" ? 4 : 2;
-    if (variant == "query_norm") o.moh.router = "query_norm";
-    if (variant == "code") o.moh.gate_form = "code";
-    check_inference_forms(o, 3, tokens);
+  // Head width 12: the torch attention and a gate product; 16: the fused kernel skipping unselected heads.
+  for (const int dim : {48, 64})
+    for (const std::string variant : {"learned", "query_norm", "code", "no_shared", "all heads", "qkv bias"}) {
+      INFO(variant << ", dim " << dim);
+      ModelOptions o = small_options();
+      o.dim = dim;
+      o.attention = "moh";
+      o.moh.shared = variant == "no_shared" ? 0 : 1;
+      o.moh.active = variant == "all heads" ? 4 : 2;
+      if (variant == "query_norm") o.moh.router = "query_norm";
+      if (variant == "code") o.moh.gate_form = "code";
+      o.qkv_bias = variant == "qkv bias";
+      check_inference_forms(o, 3, tokens, o.qkv_bias);
+    }
+}
+
+TEST_CASE("Fused MoH attention skips unselected heads: their contribution is exactly zero, decoding matches", "[kernels][moh]") {
+  torch::manual_seed(9);
+  ModelOptions o = small_options();
+  o.dim = 64;  // head width 16: the fused kernel
+  o.attention = "moh";
+  o.moh.shared = 1;
+  o.moh.active = 2;
+  Transformer m(o);
+  m.init_weights(4);
+  m.eval();
+  torch::NoGradGuard ng;
+  // The kernel with gates against the unweighted kernel times the gates: every selected head equal, every
+  // unselected one 0 (not computed).
+  const auto q = torch::randn({2, 4, 9, 16}), k = torch::randn({2, 2, 9, 16}), v = torch::randn({2, 2, 9, 16});
+  auto gates = torch::rand({2, 9, 4});
+  gates.masked_fill_(torch::rand({2, 9, 4}) < 0.5, 0.0);
+  const auto gated = attention_inference(q, k, v, true, 0.25, gates);
+  const auto plain = attention_inference(q, k, v, true, 0.25);
+  CHECK(close(gated, plain * gates.transpose(1, 2).unsqueeze(-1)));
+  CHECK(gated.masked_select((gates.transpose(1, 2) == 0).unsqueeze(-1).expand_as(gated)).abs().max().item<float>() == 0.0f);
+  // Incremental decoding through the fused form equals the full forward's logits.
+  const auto tokens = torch::randint(0, o.vocab_size, {1, 10}, torch::kLong);
+  ForwardContext full;
+  const auto all = m.forward(tokens, full);
+  KvCache cache;
+  ForwardContext prompt;
+  prompt.kv_cache = &cache;
+  m.forward(tokens.narrow(1, 0, 7), prompt);
+  for (int t = 7; t < 10; ++t) {
+    ForwardContext step;
+    step.kv_cache = &cache;
+    CHECK(close(m.forward(tokens.narrow(1, t, 1), step).squeeze(1), all.select(1, t)));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "core/model/moh/moh_attention.h"
 
+#include "kernels/fused/packed_matmul.h"
 #include "kernels/sparse/head_gathered_attention.h"
 
 namespace moxlab {
@@ -10,28 +11,26 @@ MohAttention::MohAttention(const ModelOptions& o, int layer)
 }
 
 torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-  // Measured (docs/performance.md): head gathering did not beat the reference form robustly (x1.02 at best
-  // for the small preset at 50% of heads, slower at 75%, at the tiny scale and for single tokens), so
-  // only Kernels::sparse asks for it. It has no KV cache: incremental decoding takes the reference form.
-  const bool sparse = ctx.kv_cache == nullptr && ctx.sparse_kernels(false, false);
+  // Three forms of Eq. 4.
+  // - Fused (inference without autograd on float32 CPU; Kernels automatic or sparse): only each token's
+  //   selected heads, packed products and the fused attention kernel (moh_attention_fused.cpp).
+  // - Head-gathered (Kernels::sparse with autograd): each head's queries, scores and output projection
+  //   only for its tokens, in torch ops; no KV cache. Measured slower than the reference (docs/performance.md).
+  // - Reference: every head computed, multiplied by its gate.
+  if (ctx.sparse_kernels(true, false) && packed_applies(x)) return forward_fused(x, rope, ctx, taps);
+  const bool gathered = ctx.kv_cache == nullptr && ctx.sparse_kernels(false, false);
+  const auto B = x.size(0), T = x.size(1);
   torch::Tensor q, heads;
-  if (!sparse) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
-  else if (o_.router == "query_norm") q = wq(x).view({x.size(0), x.size(1), n_heads_, head_dim_});  // the router reads every query
+  if (!gathered) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
+  else if (o_.router == "query_norm") q = wq(x).view({B, T, n_heads_, head_dim_});  // the router reads every query
   const HeadRouting r = head_router->forward(x, q);
-  ctx.tap(taps.attn_router_probs, r.gates);
-  ctx.tap(taps.attn_router_topk, r.selected);
-  if (loss_weight_ > 0 && ctx.aux_losses_wanted && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
-    const std::string name = taps.attn_router_probs.substr(0, taps.attn_router_probs.size() - std::string("router.probs").size());
-    ctx.aux_losses.emplace_back(name + "balance",
-                                loss_weight_ * head_balance_loss(r.routed_probs, r.selected.narrow(-1, o_.shared, head_router->routed_heads()),
-                                                                 o_.gate_form));
-  }
-  if (!sparse) return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
-  // Sparse: each head's queries, scores and output projection only for the tokens that selected it.
+  report(r, ctx, taps);
+  if (!gathered) return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
+  // Head-gathered: each head's queries, scores and output projection only for the tokens that selected it.
   HeadGatheredAttention a;
   a.x = x;
-  a.k = rope.apply(wk(x).view({x.size(0), x.size(1), n_kv_heads_, head_dim_}));
-  a.v = wv(x).view({x.size(0), x.size(1), n_kv_heads_, head_dim_});
+  a.k = rope.apply(wk(x).view({B, T, n_kv_heads_, head_dim_}));
+  a.v = wv(x).view({B, T, n_kv_heads_, head_dim_});
   a.wq = wq->weight;
   a.bq = wq->bias;
   a.q = q;
@@ -40,6 +39,17 @@ torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Fo
   a.rotate = [&rope](const torch::Tensor& qh, const torch::Tensor& pos) { return rope.apply_at(qh, pos); };
   a.causal = causal_;
   return head_gathered_attention(a);
+}
+
+void MohAttention::report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const {
+  ctx.tap(taps.attn_router_probs, r.gates);
+  ctx.tap(taps.attn_router_topk, r.selected);
+  if (loss_weight_ > 0 && ctx.aux_losses_wanted && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
+    const std::string name = taps.attn_router_probs.substr(0, taps.attn_router_probs.size() - std::string("router.probs").size());
+    ctx.aux_losses.emplace_back(name + "balance",
+                                loss_weight_ * head_balance_loss(r.routed_probs, r.selected.narrow(-1, o_.shared, head_router->routed_heads()),
+                                                                 o_.gate_form));
+  }
 }
 
 ParamCount MohAttention::param_count() const {

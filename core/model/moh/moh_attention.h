@@ -31,6 +31,11 @@ class MohAttention : public DenseAttention {
   HeadRouter head_router{nullptr};
 
  private:
+  // The fused inference form (moh_attention_fused.cpp): only each token's selected heads.
+  torch::Tensor forward_fused(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps);
+  // The router's taps and its balance loss (Eq. 7-8) into ctx.
+  void report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const;
+  DerivedWeights derived_;  // the fused form's packings
   MohOptions o_;
   int active_;
   double loss_weight_;  // beta / n_layers
