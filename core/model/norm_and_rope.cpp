@@ -17,6 +17,12 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return (y * weight).to(x.scalar_type());
 }
 
+std::pair<torch::Tensor, torch::Tensor> add_rms_norm(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& weight, double eps) {
+  if (rms_norm_fusable(x, weight) && rms_norm_fusable(a, weight) && a.sizes() == x.sizes()) return add_rms_norm_inference(x, a, weight, eps);
+  auto sum = x + a;
+  return {sum, rms_norm(sum, weight, eps)};
+}
+
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return rms_norm(x, weight, eps_); }
 
 Rope::Rope(int head_dim, int max_seq_len, double theta) {

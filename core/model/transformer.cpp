@@ -15,11 +15,19 @@ BlockImpl::BlockImpl(const ModelOptions& o, int layer) : taps(layer) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx) {
-  auto h = x + attn->forward(attn_norm(x), rope, ctx, taps);
+  return forward(x, attn_norm(x), rope, ctx, nullptr).y;
+}
+
+BlockImpl::Output BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x_normed, const Rope& rope, ForwardContext& ctx,
+                                     const RMSNormImpl* next) {
+  const auto [h, h_normed] = add_rms_norm(x, attn->forward(x_normed, rope, ctx, taps), ffn_norm->weight, ffn_norm->eps());
   ctx.tap(taps.resid_mid, h);
-  auto y = h + ffn->forward(ffn_norm(h), ctx, taps);
-  ctx.tap(taps.resid_out, y);
-  return y;
+  const auto f = ffn->forward(h_normed, ctx, taps);
+  Output out;
+  if (next) std::tie(out.y, out.y_normed) = add_rms_norm(h, f, next->weight, next->eps());
+  else out.y = h + f;
+  ctx.tap(taps.resid_out, out.y);
+  return out;
 }
 
 ParamCount BlockImpl::param_count() const {
@@ -65,7 +73,15 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& 
     ctx.tomoe->experts = hypernet->forward();  // [L, N, d_e]
   }
   auto x = tok_embeddings(tokens);
-  for (std::size_t l = 0; l < blocks->size(); ++l) x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, ctx);
+  // Each block's last residual add fused into the next block's attention norm (the last block's stays
+  // apart: the final norm may read only the last position).
+  torch::Tensor x_normed = blocks->is_empty() ? torch::Tensor() : blocks->ptr<BlockImpl>(0)->attn_norm(x);
+  for (std::size_t l = 0; l < blocks->size(); ++l) {
+    const RMSNormImpl* next = l + 1 < blocks->size() ? blocks->ptr<BlockImpl>(l + 1)->attn_norm.get() : nullptr;
+    auto out = blocks->ptr<BlockImpl>(l)->forward(x, x_normed, rope_, ctx, next);
+    x = out.y;
+    x_normed = out.y_normed;
+  }
   if (ctx.last_logits_only) x = x.narrow(1, x.size(1) - 1, 1);
   x = norm(x);
   if (tomoe) {  // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L

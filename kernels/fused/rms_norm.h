@@ -8,5 +8,9 @@ namespace moxlab {
 
 bool rms_norm_fusable(const torch::Tensor& x, const torch::Tensor& w);
 torch::Tensor rms_norm_inference(const torch::Tensor& x, const torch::Tensor& w, double eps);
+// The pre-norm block's residual add fused into the norm after it: (x + a, RMSNorm(x + a)) in one pass per
+// row. x and a of one shape, each rms_norm_fusable.
+std::pair<torch::Tensor, torch::Tensor> add_rms_norm_inference(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& w,
+                                                               double eps);
 
 }  // namespace moxlab

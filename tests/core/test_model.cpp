@@ -48,6 +48,28 @@ TEST_CASE("RMSNorm matches x / sqrt(mean(x^2) + eps) * g", "[model]") {
   }
 }
 
+TEST_CASE("Residual add fused into RMSNorm: (x + a, RMSNorm(x + a))", "[model]") {
+  // x + a = (3, 4): the hand values above.
+  const auto w = torch::tensor({1.0f, 2.0f});
+  const auto x = torch::tensor({{1.0f, 5.0f}}), a = torch::tensor({{2.0f, -1.0f}});
+  for (const bool grad : {true, false}) {  // the torch form, then the one-pass kernel
+    INFO("autograd " << grad);
+    torch::AutoGradMode mode(grad);
+    const auto [sum, normed] = add_rms_norm(x, a, w, 0.0);
+    CHECK(torch::equal(sum, torch::tensor({{3.0f, 4.0f}})));
+    CHECK(normed[0][0].item<float>() == Approx(3.0 / 3.5355339).epsilon(1e-6));
+    CHECK(normed[0][1].item<float>() == Approx(2.0 * 4.0 / 3.5355339).epsilon(1e-6));
+  }
+  // Rows wider than 8 lanes with a tail (d = 21), eps > 0: the kernel against the two ops it replaces.
+  torch::manual_seed(5);
+  const auto xw = torch::randn({3, 7, 21}), aw = torch::randn({3, 7, 21}), ww = torch::rand({21}) + 0.5;
+  torch::NoGradGuard ng;
+  CHECK(rms_norm_fusable(xw, ww));
+  const auto [sum, normed] = add_rms_norm(xw, aw, ww, 1e-5);
+  CHECK(torch::allclose(sum, xw + aw, 1e-6, 1e-7));
+  CHECK(torch::allclose(normed, rms_norm(xw + aw, ww, 1e-5), 1e-5, 1e-6));
+}
+
 TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
   Rope rope(4, 8, 10000.0);
   // x at positions 0 and 1, one head: pairs (1, 0) and (0, 1).

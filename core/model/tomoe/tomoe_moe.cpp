@@ -237,9 +237,14 @@ torch::Tensor TomoeMoe::forward(const torch::Tensor& tokens, KvCache* cache, boo
   torch::NoGradGuard no_grad;
   const auto B = tokens.size(0), T = tokens.size(1);
   auto x = at("tok_embeddings").index_select(0, tokens.flatten()).view({B, T, o_.dim});
+  // Each residual add fused into the norm after it (add_rms_norm), but the last: the final norm may read
+  // only the last position.
+  auto x_normed = o_.n_layers > 0 ? rms_norm(x, at(layer_key(0, "attn_norm")), o_.norm_eps) : x;
   for (int l = 0; l < o_.n_layers; ++l) {
-    x = x + attention(l, rms_norm(x, at(layer_key(l, "attn_norm")), o_.norm_eps), cache);
-    x = x + feed_forward(l, rms_norm(x, at(layer_key(l, "ffn_norm")), o_.norm_eps));
+    const auto [h, h_normed] = add_rms_norm(x, attention(l, x_normed, cache), at(layer_key(l, "ffn_norm")), o_.norm_eps);
+    const auto f = feed_forward(l, h_normed);
+    if (l + 1 < o_.n_layers) std::tie(x, x_normed) = add_rms_norm(h, f, at(layer_key(l + 1, "attn_norm")), o_.norm_eps);
+    else x = h + f;
   }
   if (last_logits_only) x = x.narrow(1, T - 1, 1);
   x = rms_norm(x, at("norm"), o_.norm_eps);
