@@ -207,6 +207,12 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
   one.scatter_(1, torch::randint(shared, N, {M, 1}, torch::kLong), true);
   CHECK(BlockSelection::from_mask(one, shared).grouped);
   CHECK(!BlockSelection::from_mask(active, shared).grouped);
+  // The packed layout also groups many sets when their runs average 4 rows or more: the 37 tokens' sets
+  // repeated 4 times (at most 37 runs over 148 tokens), but not the 37 tokens alone.
+  CHECK(BlockSelection::from_mask(active.repeat({4, 1}), shared, "packed").grouped);
+  CHECK(!BlockSelection::from_mask(active.repeat({4, 1}), shared, "auto").grouped);
+  CHECK(!BlockSelection::from_mask(active, shared, "packed").grouped);
+  CHECK_THROWS(BlockSelection::from_mask(active, shared, "fast"));
   // The grouped order: tokens sorted by their set of routed blocks, in token order within a set, whether
   // counted (up to 16 routed blocks) or sorted (more); with parts, so within each part's rows, which hold
   // that part's tokens only (parts of ceil(37 / 2) = 19 and ceil(37 / 4) = 10 tokens).

@@ -38,8 +38,12 @@ MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
   // RoPE, attention and output pass handle are its own tokens (whole batches when B is a multiple of the
   // threads) and no row moves between the cores (kernels/fused/attention.cpp). Training keeps one sort:
   // its torch ops split rows their own way.
-  const std::int64_t parts = torch::GradMode::is_enabled() ? 1 : at::get_num_threads();
-  s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared, "auto", parts);
+  // The grouped layout's products on packed weights also win with many sets of routed blocks (MoHD 75%),
+  // as long as the runs are not too short ("packed" in from_mask); the torch ops of training do not.
+  const bool training = torch::GradMode::is_enabled();
+  const bool packed = !training && r.weights.is_cpu() && r.weights.scalar_type() == torch::kFloat;
+  const std::int64_t parts = training ? 1 : at::get_num_threads();
+  s.selection = BlockSelection::from_mask(r.active.reshape({-1, o_.sub_dims}), o_.shared, packed ? "packed" : "auto", parts);
   s.scale = s.selection.to_rows(r.weights.reshape({-1, o_.sub_dims}));
   return s;
 }
