@@ -50,11 +50,14 @@ constexpr std::int64_t kQueryTile = 64;
 }  // namespace
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                    double scale, const torch::Tensor& gates) {
-  if (attention_fusable(q, k, v) && (!gates.defined() || attention_gates_fit(q, gates)))
-    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale, gates);
-  const auto out = dot_product_attention_torch(q, k, v, causal, scale);  // [B, H, T, hd]
-  return gates.defined() ? out * gates.transpose(1, 2).unsqueeze(-1) : out;
+                                    double scale, const torch::Tensor& gates, const torch::Tensor& dim_scales) {
+  if (attention_fusable(q, k, v) && (!gates.defined() || attention_gates_fit(q, gates)) &&
+      (!dim_scales.defined() || attention_dim_scales_fit(q, v, dim_scales)))
+    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale, gates,
+                               dim_scales);
+  auto out = dot_product_attention_torch(q, k, v, causal, scale);  // [B, H, T, hd]
+  if (gates.defined()) out = out * gates.transpose(1, 2).unsqueeze(-1);
+  return dim_scales.defined() ? out * dim_scales.unsqueeze(1) : out;
 }
 
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,

@@ -68,9 +68,10 @@ class DenseAttention : public Attention {
 // (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
 // Without autograd on float32 CPU tensors it runs the one-pass kernel (kernels/fused/attention.h), else the
 // torch form below. gates [B, T, H], when given, multiply each head's output at each position (MoH's
-// Eq. 4 weighting); the kernel then skips the (position, head) pairs whose gate is 0.
+// Eq. 4 weighting); the kernel then skips the (position, head) pairs whose gate is 0. dim_scales
+// [B, T, hd], when given, multiply each position's output dims in every head (ToMoE's v/o mask).
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                    double scale = 0, const torch::Tensor& gates = {});
+                                    double scale = 0, const torch::Tensor& gates = {}, const torch::Tensor& dim_scales = {});
 // The torch-op form (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                           double scale = 0);

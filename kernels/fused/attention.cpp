@@ -18,13 +18,15 @@ namespace {
 
 using namespace vec8;
 
-// One query row: its queries, where its output goes, how many keys (from the first) it sees, and the
-// factor its output is multiplied by (MoH's gate; 1 otherwise).
+// One query row: its queries, where its output goes, how many keys (from the first) it sees, the factor
+// its output is multiplied by (MoH's gate; 1 otherwise) and, if any, per-dimension factors of its output
+// (ToMoE's v/o mask).
 struct QueryRow {
   const float* q;
   float* out;
   std::int64_t keys;
   float gate = 1.0f;
+  const float* dim_scale = nullptr;
 };
 
 // The loops below are written once for a vector type F of W = kLanes<F> floats: f8 (AVX2, and the
@@ -98,7 +100,9 @@ MOXLAB_INLINE void mix_tile(const float* p, std::int64_t lds, std::int64_t keys,
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int n = 0; n < NV; ++n) storev(rows[r].out + c0 + W * n, acc[r][n] * inv[r]);
+    for (int n = 0; n < NV; ++n)
+      storev(rows[r].out + c0 + W * n,
+             rows[r].dim_scale ? acc[r][n] * inv[r] * loadv<F>(rows[r].dim_scale + c0 + W * n) : acc[r][n] * inv[r]);
 }
 
 // The value width in tiles of 48 dims (6 eight-float or 3 sixteen-float vectors per row), then the rest.
@@ -247,6 +251,7 @@ struct RowTables {
   std::vector<float*> out;
   std::int64_t q_head, k_head, v_head, out_head;
   const float* gates = nullptr;  // [B * T, H] (b-major) or none: each (position, head)'s output factor
+  const float* dim_scales = nullptr;  // [B * T, hd] (b-major) or none: each position's output dims' factors
 };
 
 void run_attention(const RowTables& L, bool causal, float scale) {
@@ -282,7 +287,8 @@ void run_attention(const RowTables& L, bool causal, float scale) {
           std::fill(out, out + L.hd, 0.0f);
           continue;
         }
-        rows.push_back({L.q[b * T + t] + h * L.q_head, out, causal ? past + t + 1 : Tk, gate});
+        rows.push_back({L.q[b * T + t] + h * L.q_head, out, causal ? past + t + 1 : Tk, gate,
+                        L.dim_scales ? L.dim_scales + (b * T + t) * L.hd : nullptr});
       }
     attend(rows.data(), static_cast<std::int64_t>(rows.size()), kt.data() + bg * hq * ldk, ldk, hq, L.v.data() + b * Tk, g * L.v_head,
            L.hd, scale, scores.data(), ldk);
@@ -342,14 +348,22 @@ bool attention_gates_fit(const torch::Tensor& q, const torch::Tensor& gates) {
          gates.size(0) == q.size(0) && gates.size(1) == q.size(2) && gates.size(2) == q.size(1);
 }
 
+bool attention_dim_scales_fit(const torch::Tensor& q, const torch::Tensor& v, const torch::Tensor& dim_scales) {
+  return dim_scales.is_cpu() && dim_scales.scalar_type() == torch::kFloat && dim_scales.is_contiguous() && dim_scales.dim() == 3 &&
+         dim_scales.size(0) == q.size(0) && dim_scales.size(1) == q.size(2) && dim_scales.size(2) == v.size(3);
+}
+
 torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                  double scale, const torch::Tensor& gates) {
+                                  double scale, const torch::Tensor& gates, const torch::Tensor& dim_scales) {
   TORCH_CHECK(attention_fusable(q, k, v), "fused attention: needs float32 CPU q/k/v [B, heads, T, d] with contiguous rows, "
                                           "matching shapes, a value width that is a multiple of 8 and no autograd");
   TORCH_CHECK(!gates.defined() || attention_gates_fit(q, gates), "fused attention: gates must be contiguous float32 [B, T, heads]");
+  TORCH_CHECK(!dim_scales.defined() || attention_dim_scales_fit(q, v, dim_scales),
+              "fused attention: dimension scales must be contiguous float32 [B, T, value width]");
   RowTables L{q.size(0), q.size(2), k.size(2), q.size(1), k.size(1), q.size(3), v.size(3), {}, {}, {}, {}, q.stride(1), k.stride(1),
               v.stride(1), v.size(3)};
   if (gates.defined()) L.gates = gates.data_ptr<float>();
+  if (dim_scales.defined()) L.dim_scales = dim_scales.data_ptr<float>();
   TORCH_CHECK(!causal || L.Tk >= L.T, "fused attention: causal queries need their own keys");
   auto out = torch::empty({L.B, L.T, L.H, L.hd}, q.options());
   if (out.numel() == 0) return out.transpose(1, 2);

@@ -17,11 +17,14 @@ namespace moxlab {
 
 // With gates [B, T, H] (contiguous float32; attention_gates_fit), the output of head h at position t is
 // multiplied by gates[b, t, h], and a head whose gate is 0 there is skipped (its output zero): MoH's
-// weighted heads (Eq. 4) with only the selected heads' scores and value mixes computed.
+// weighted heads (Eq. 4) with only the selected heads' scores and value mixes computed. With dim_scales
+// [B, T, hd] (attention_dim_scales_fit), output dim j of every head at position t is multiplied by
+// dim_scales[b, t, j] as it is stored: ToMoE's per-token v/o mask, the same in every head.
 bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 bool attention_gates_fit(const torch::Tensor& q, const torch::Tensor& gates);
+bool attention_dim_scales_fit(const torch::Tensor& q, const torch::Tensor& v, const torch::Tensor& dim_scales);
 torch::Tensor attention_inference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
-                                  double scale, const torch::Tensor& gates = {});
+                                  double scale, const torch::Tensor& gates = {}, const torch::Tensor& dim_scales = {});
 
 // The same on tokens held as rows in another order (MoHD's sparse form keeps its activations sorted by
 // routed block): q [M, H, hq], k [M, Hkv, hq], v [M, Hkv, hd] with M = batch x T, token (b, t) in row

@@ -347,7 +347,7 @@ TEST_CASE("Sparse MoH attention equals the reference forward (learned, query-nor
     }
 }
 
-TEST_CASE("Fused MoH attention skips unselected heads: their contribution is exactly zero, decoding matches", "[kernels][moh]") {
+TEST_CASE("Fused attention with gates skips unselected heads (exactly zero), scales output dims, MoH decoding matches", "[kernels][moh]") {
   torch::manual_seed(9);
   ModelOptions o = small_options();
   o.dim = 64;  // head width 16: the fused kernel
@@ -367,6 +367,10 @@ TEST_CASE("Fused MoH attention skips unselected heads: their contribution is exa
   const auto plain = attention_inference(q, k, v, true, 0.25);
   CHECK(close(gated, plain * gates.transpose(1, 2).unsqueeze(-1)));
   CHECK(gated.masked_select((gates.transpose(1, 2) == 0).unsqueeze(-1).expand_as(gated)).abs().max().item<float>() == 0.0f);
+  // Per-position dimension factors (ToMoE's v/o mask, the same in every head), alone and with the gates.
+  const auto dims = (torch::rand({2, 9, 16}) < 0.5).to(torch::kFloat) * torch::rand({2, 9, 16});
+  CHECK(close(attention_inference(q, k, v, true, 0.25, {}, dims), plain * dims.unsqueeze(1)));
+  CHECK(close(attention_inference(q, k, v, true, 0.25, gates, dims), plain * gates.transpose(1, 2).unsqueeze(-1) * dims.unsqueeze(1)));
   // Incremental decoding through the fused form equals the full forward's logits.
   const auto tokens = torch::randint(0, o.vocab_size, {1, 10}, torch::kLong);
   ForwardContext full;

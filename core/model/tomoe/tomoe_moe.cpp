@@ -168,21 +168,17 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
     k = qk_rope_[l].apply(k, start);
   }
   if (past) std::tie(k, v) = append_kv(*past, k, v);
-  // Eq. 4 with the kept q/k pairs; softmax scale of the full head width.
-  auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
-                                     1.0 / std::sqrt(static_cast<double>(hd)))
-                   .transpose(1, 2)
-                   .reshape({M, H, hd})
-                   .contiguous();  // already so from the fused kernel ([B, T, H, hd])
-  // The heads masked (in place: this pass's own result) and through W_O, again by rows.
+  // Eq. 4 with the kept q/k pairs; softmax scale of the full head width; each token's v/o mask applied to
+  // its heads' outputs as the kernel stores them.
+  const auto heads = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o_.causal,
+                                           1.0 / std::sqrt(static_cast<double>(hd)), {}, mask.view({B, T, hd}))
+                         .transpose(1, 2)
+                         .reshape({M, H * hd})
+                         .contiguous();  // already so from the fused kernel ([B, T, H, hd])
+  // The masked heads through W_O, again by rows.
   auto y = torch::empty({M, o_.dim}, x.options());
   parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
-    float* hp = heads.data_ptr<float>();
-    const float* mp = mask.data_ptr<float>();
-    for (std::int64_t r = a; r < z; ++r)
-      for (std::int64_t h = 0; h < H; ++h)
-        for (std::int64_t j = 0; j < hd; ++j) hp[(r * H + h) * hd + j] *= mp[r * hd + j];
-    packed_matmul(row_map(heads.narrow(0, a, z - a).view({z - a, H * hd})), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
+    packed_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
   });
   return y.view({B, T, o_.dim});
 }
