@@ -358,8 +358,8 @@ bool packed_applies(const torch::Tensor& x) {
   return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
-// Rows per thread at least; with no more rows than this, panels per thread at least (two AVX-512 tiles wide).
-constexpr std::int64_t kRowGrain = 32, kColumnGrainPanels = 6;
+// With no more rows than kRowGrain, panels per thread at least (two AVX-512 tiles wide).
+constexpr std::int64_t kColumnGrainPanels = 6;
 
 torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias) {
   TORCH_CHECK(packed_applies(x) && x.size(-1) == w.k && !w.swiglu, "packed_linear: needs float32 CPU input [..., ", w.k,

@@ -14,13 +14,6 @@
 
 namespace moxlab {
 
-namespace {
-
-// Rows per thread at least (smaller batches, e.g. a decode step, run on the calling thread).
-constexpr std::int64_t kRowsPerRange = 32;
-
-}  // namespace
-
 BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout, std::int64_t parts) {
   TORCH_CHECK(active.dim() == 2 && active.scalar_type() == torch::kBool, "block selection: active must be [M, N] bool");
   TORCH_CHECK(layout == "auto" || layout == "packed" || layout == "grouped" || layout == "per_block",
@@ -163,7 +156,7 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
   }
   auto out = torch::empty({M, w.n}, x.options());
   const RowMap tokens = row_map(xc), rows = row_map(out);
-  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t a, std::int64_t e) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t e) {
     for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
       const auto& g = s.groups[gi];
       const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
@@ -237,7 +230,7 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   const RowMap h_rows = row_map(hc);
   // Each thread its own contiguous rows: their shared and routed products (single-threaded), then the
   // pass over them, in one parallel region with the products still in the thread's cache.
-  parallel_row_ranges(M, kRowsPerRange, [&](std::int64_t begin, std::int64_t end) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t begin, std::int64_t end) {
     const RowMap in_rows{h_rows.data + begin * h_rows.stride, h_rows.stride};
     for (int i = 0; i < s.shared; ++i)
       packed_matmul(in_rows, end - begin, packed_block(w_blocks, i, b), {sp + begin * sb + i * b, sb});

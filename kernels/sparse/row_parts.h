@@ -13,6 +13,10 @@
 
 namespace moxlab {
 
+// The grain of the row-parallel products: at least this many rows per thread (fewer run on the calling
+// thread), four AVX-512 tiles of 8 rows, so a thread's share amortises the region's fork and join.
+constexpr std::int64_t kRowGrain = 32;
+
 // Ranges of at least `grain` rows (fewer rows run on the calling thread).
 void parallel_row_ranges(std::int64_t rows, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& f);
 

@@ -133,7 +133,7 @@ HeadRouting HeadRouterImpl::forward_rows(const torch::Tensor& x, const torch::Te
   if (!learned) q2 = q.reshape({M, n_, -1}).contiguous();
   auto gates = torch::empty({M, n_}, x2.options()), probs = torch::empty({M, r}, x2.options()),
        selected = torch::empty({M, n_}, x2.options());
-  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     if (n_logits > 0) packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, w, row_map(logits.narrow(0, a, z - a)));
     std::vector<float> real(static_cast<std::size_t>(r));
     for (std::int64_t t = a; t < z; ++t) {

@@ -16,11 +16,6 @@
 
 namespace moxlab {
 
-namespace {
-// Rows per thread at least (the row-local products' grain).
-constexpr std::int64_t kRowGrain = 32;
-}  // namespace
-
 torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
   const std::int64_t B = x.size(0), T = x.size(1), M = B * T, d = x.size(2);
   const std::int64_t H = n_heads_, Hkv = n_kv_heads_, hd = head_dim_, s = o_.shared, kv = Hkv * hd;

@@ -148,7 +148,7 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   ProductOptions dec_opt;
   dec_opt.bias = w("attn.vo_dec.bias").data_ptr<float>();
   const float *ln_w = w("attn.vo_norm.weight").data_ptr<float>(), *ln_b = w("attn.vo_norm.bias").data_ptr<float>();
-  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     const auto rows = all.narrow(0, a, z - a);
     packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(rows), in_opt);
     // The router's embedding columns through LayerNorm and GeLU in place, then the decoder reading them there.
@@ -177,7 +177,7 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
                          .contiguous();  // already so from the fused kernel ([B, T, H, hd])
   // The masked heads through W_O, again by rows.
   auto y = torch::empty({M, o_.dim}, x.options());
-  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     packed_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
   });
   return y.view({B, T, o_.dim});
@@ -193,7 +193,7 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   const std::int64_t M = h2.size(0), n_experts = static_cast<std::int64_t>(experts_[l].size());
   auto logits = torch::empty({M, n_experts}, h2.options());
   std::vector<std::int64_t> route(static_cast<std::size_t>(M));
-  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     packed_matmul(row_map(h2.narrow(0, a, z - a)), z - a, router_[l], row_map(logits.narrow(0, a, z - a)));
     const float* lp = logits.data_ptr<float>();
     for (std::int64_t r = a; r < z; ++r) {
@@ -209,7 +209,7 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   for (std::int64_t t = 0; t < M; ++t) order[static_cast<std::size_t>(next[route[t]]++)] = t;
   auto y = torch::empty_like(h2);
   const RowMap tokens_in = row_map(h2), tokens_out = row_map(y);
-  parallel_row_ranges(M, 32, [&](std::int64_t a, std::int64_t z) {
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     torch::Tensor hidden;  // this thread's SwiGLU activations, reused across its experts
     for (std::int64_t e = 0; e < n_experts; ++e) {
       const auto lo = std::max(a, first[e]), hi = std::min(z, first[e + 1]);
