@@ -290,6 +290,8 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
   const std::size_t n_ranges = opt.ranges.empty() ? 1 : opt.ranges.size();
   for (const KRange& r : opt.ranges)
     TORCH_CHECK(r.begin >= 0 && r.count >= 0 && r.begin + r.count <= w.k, "packed_matmul: input range outside K = ", w.k);
+  TORCH_CHECK(!opt.row_blocks || (opt.ranges.empty() && opt.block_width > 0 && w.k % opt.block_width == 0 && w.k / opt.block_width <= 64),
+              "packed_matmul: row blocks need no ranges and at most 64 blocks dividing K");
   const PackedIsa isa = packed_isa();
   const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
   const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
@@ -297,11 +299,27 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
   const float* x_rows[kMaxRowChunk];
   float* out_rows[kMaxRowChunk];
   const std::int64_t chunk = row_chunk(w.k);
+  // With row blocks: each register tile's ranges, the union of its rows' blocks with adjacent ones merged.
+  std::vector<std::vector<KRange>> tile_ranges;
   for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
     const std::int64_t m1 = std::min(m, m0 + chunk);
     for (std::int64_t r = m0; r < m1; ++r) {
       x_rows[r - m0] = x.row(r);
       out_rows[r - m0] = out.row(r);
+    }
+    if (opt.row_blocks) {
+      tile_ranges.resize(static_cast<std::size_t>((m1 - m0 + tile_rows - 1) / tile_rows));
+      for (std::int64_t r0 = m0; r0 < m1; r0 += tile_rows) {
+        std::uint64_t used = 0;
+        for (std::int64_t r = r0; r < std::min(m1, r0 + tile_rows); ++r) used |= opt.row_blocks[r];
+        auto& tr = tile_ranges[static_cast<std::size_t>((r0 - m0) / tile_rows)];
+        tr.clear();
+        for (std::int64_t i = 0; used != 0; ++i, used >>= 1) {
+          if (!(used & 1)) continue;
+          if (!tr.empty() && tr.back().begin + tr.back().count == i * opt.block_width) tr.back().count += opt.block_width;
+          else tr.push_back({i * opt.block_width, opt.block_width});
+        }
+      }
     }
     for (std::int64_t p = 0; p < w.panel_count();) {
       const int panels = static_cast<int>(std::min<std::int64_t>(tile_panels, w.panel_count() - p));
@@ -347,7 +365,12 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
         }
         t.x = x_rows + (r0 - m0);
         t.out = out_rows + (r0 - m0);
-        tiles[rows](t, panel, ranges, n_ranges, e);
+        if (opt.row_blocks) {
+          const auto& tr = tile_ranges[static_cast<std::size_t>((r0 - m0) / tile_rows)];
+          tiles[rows](t, panel, tr.data(), tr.size(), e);
+        } else {
+          tiles[rows](t, panel, ranges, n_ranges, e);
+        }
       }
       p += panels;
     }

@@ -61,6 +61,11 @@ struct ProductOptions {
   std::vector<KRange> ranges;    // runs of K to multiply (empty: all of K); x is read at the same columns
   const float* bias = nullptr;   // [n] (not with SwiGLU)
   bool accumulate = false;       // out += instead of out = (not with SwiGLU)
+  // Instead of `ranges`, per row: bit i set = K's block i (block_width columns) is read. Each register
+  // tile of rows reads the union of its rows' blocks, so x must be zero in a row's other blocks (MoHD's
+  // masked input: rows sorted by their set of blocks share a tile's work, whatever the sets' runs).
+  const std::uint64_t* row_blocks = nullptr;  // [m]
+  std::int64_t block_width = 0;
 };
 
 // out[r, 0:n] = sum over the ranges of x[r, range] W[:, range]^T (+ bias) (+ out[r] when accumulating), or

@@ -207,6 +207,26 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
   one.scatter_(1, torch::randint(shared, N, {M, 1}, torch::kLong), true);
   CHECK(BlockSelection::from_mask(one, shared).grouped);
   CHECK(!BlockSelection::from_mask(active, shared).grouped);
+  {  // The packed input and output sides both ways: few sets over many tokens (runs of 32 rows and more: a
+     // product per run) and many short runs (input: the rows' blocks masked, each register tile over its
+     // rows' union; output: each block's product over all the rows using it).
+    torch::NoGradGuard ng;
+    auto few = torch::zeros({300, N}, torch::kBool);
+    few.narrow(1, 0, shared).fill_(true);
+    few.scatter_(1, torch::randint(shared, N, {300, 1}, torch::kLong), true);
+    const auto x300 = torch::randn({300, d});
+    for (const auto& m : {few, active}) {
+      const auto& xs = m.size(0) == 300 ? x300 : x;
+      const auto sel = BlockSelection::from_mask(m, shared, "grouped", 2);
+      INFO(sel.groups.size() << " runs over " << m.size(0) << " rows");
+      CHECK(close(sel.from_rows(block_sparse_input_packed(xs, packed_weight(pack_weight(w_in), 20), sel, bias)),
+                  torch::matmul(xs * m.to(torch::kFloat).repeat_interleave(b, 1), w_in.t()) + bias));
+      // The output side likewise: compact per-run blocks, or each block over all its rows.
+      const auto hs = torch::randn({m.size(0), 20}), ss = torch::rand({m.size(0), N});
+      const auto expected = torch::matmul(hs, w_out.t()) * (ss * m.to(torch::kFloat)).repeat_interleave(b, 1);
+      CHECK(close(block_sparse_output_to_tokens(sel.to_rows(hs), pack_weight_blocks(w_out, b), d, sel, sel.to_rows(ss)), expected));
+    }
+  }
   // The packed layout also groups many sets when their runs average 4 rows or more: the 37 tokens' sets
   // repeated 4 times (at most 37 runs over 148 tokens), but not the 37 tokens alone.
   CHECK(BlockSelection::from_mask(active.repeat({4, 1}), shared, "packed").grouped);
