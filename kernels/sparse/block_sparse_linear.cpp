@@ -21,8 +21,7 @@ constexpr std::int64_t kLongRun = 32;
 
 BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared, const std::string& layout, std::int64_t parts) {
   TORCH_CHECK(active.dim() == 2 && active.scalar_type() == torch::kBool, "block selection: active must be [M, N] bool");
-  TORCH_CHECK(layout == "auto" || layout == "packed" || layout == "grouped" || layout == "per_block",
-              "block selection: unknown layout " + layout);
+  TORCH_CHECK(layout == "auto" || layout == "grouped" || layout == "per_block", "block selection: unknown layout " + layout);
   BlockSelection s;
   s.tokens = active.size(0);
   s.blocks = static_cast<int>(active.size(1));
@@ -81,12 +80,7 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     std::int64_t matmuls = 0;
     for (const auto k : distinct) matmuls += __builtin_popcountll(static_cast<unsigned long long>(k));
-    // "packed": the runs' products on packed weights (inference) pay off down to runs of a few rows: at
-    // 6 of 9 routed blocks (84 sets) grouped took 53.6 ms against the reference form's 70.1 at 4 x 256
-    // tokens (runs of ~6 rows a thread), 96 against 133 at 8 x 256, but lost at 1 x 256 (22.5 vs 16.1)
-    // and 1 x 64 (9.3 vs 5.3).
-    const bool long_runs = layout == "packed" && 4 * static_cast<std::int64_t>(groups.size()) <= s.tokens;
-    if (layout == "grouped" || matmuls <= 2 * routed || long_runs) {
+    if (layout == "grouped" || matmuls <= 2 * routed) {
       auto inverse = torch::empty({s.tokens}, torch::kLong);
       std::int64_t* inv = inverse.data_ptr<std::int64_t>();
       for (std::int64_t r = 0; r < s.tokens; ++r) inv[o[r]] = r;

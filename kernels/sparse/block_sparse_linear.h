@@ -37,8 +37,9 @@ struct BlockSelection {
   std::vector<torch::Tensor> users;  // per-block layout: for each block i >= shared, the tokens using it (int64)
 
   // active: [M, N] bool, with the first `shared` columns true for every token (checked). layout: "auto"
-  // picks grouped when the runs need at most twice as many matmuls as the per-block form; "packed" (for
-  // the packed inference products) also when the runs average at least 4 rows. parts > 1 (grouped
+  // picks grouped when the runs need at most twice as many matmuls as the per-block form (the torch ops of
+  // training); the packed inference products take "grouped" whatever the sets (short runs have their own
+  // paths there: block_sparse_input_packed, block_sparse_output_to_tokens). parts > 1 (grouped
   // layout): the tokens cut into `parts` equal contiguous parts (the last shorter), each sorted on its own,
   // so rows [p * ceil(M / parts), ...) hold part p's tokens only; a set of blocks then has a run per part.
   static BlockSelection from_mask(const torch::Tensor& active, int shared, const std::string& layout = "auto", std::int64_t parts = 1);

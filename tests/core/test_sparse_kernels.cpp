@@ -227,11 +227,6 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
       CHECK(close(block_sparse_output_to_tokens(sel.to_rows(hs), pack_weight_blocks(w_out, b), d, sel, sel.to_rows(ss)), expected));
     }
   }
-  // The packed layout also groups many sets when their runs average 4 rows or more: the 37 tokens' sets
-  // repeated 4 times (at most 37 runs over 148 tokens), but not the 37 tokens alone.
-  CHECK(BlockSelection::from_mask(active.repeat({4, 1}), shared, "packed").grouped);
-  CHECK(!BlockSelection::from_mask(active.repeat({4, 1}), shared, "auto").grouped);
-  CHECK(!BlockSelection::from_mask(active, shared, "packed").grouped);
   CHECK_THROWS(BlockSelection::from_mask(active, shared, "fast"));
   // The grouped order: tokens sorted by their set of routed blocks, in token order within a set, whether
   // counted (up to 16 routed blocks) or sorted (more); with parts, so within each part's rows, which hold
