@@ -56,6 +56,38 @@ TEST_CASE("Packed products equal x W^T by hand and at every tile and panel edge"
   }
 }
 
+TEST_CASE("Packed products with row blocks read each register tile's union of its rows' blocks", "[kernels]") {
+  // K = 60 in 6 blocks of 10; each row's bit mask of blocks, x zero in its other blocks (the contract):
+  // every tile, whatever rows it holds (8, 6 or fewer at the edges), gives x W^T; rows with no block at
+  // all give the bias.
+  torch::manual_seed(8);
+  const int m = 29, k = 60, n = 35, width = 10;
+  const auto w = torch::randn({n, k}), bias = torch::randn({n});
+  const auto pw = packed_weight(pack_weight(w), n);
+  std::vector<std::uint64_t> blocks(m);
+  auto x = torch::randn({m, k});
+  for (int r = 0; r < m; ++r) {
+    blocks[r] = r == 4 ? 0 : (r * 37 + 11) % 64;  // row 4 uses no block
+    for (int i = 0; i < 6; ++i)
+      if (!((blocks[r] >> i) & 1)) x[r].narrow(0, i * width, width).zero_();
+  }
+  on_each_kernel([&] {
+    auto y = torch::empty({m, n});
+    ProductOptions opt;
+    opt.bias = bias.data_ptr<float>();
+    opt.row_blocks = blocks.data();
+    opt.block_width = width;
+    packed_matmul(row_map(x), m, pw, row_map(y), opt);
+    CHECK(torch::allclose(d64(y), d64(x).mm(d64(w).t()) + d64(bias), 1e-4, 1e-4));
+  });
+  ProductOptions both;
+  both.ranges = {{0, 10}};
+  both.row_blocks = blocks.data();
+  both.block_width = width;
+  auto y = torch::empty({m, n});
+  CHECK_THROWS(packed_matmul(row_map(x), m, pw, row_map(y), both));  // ranges or row blocks, not both
+}
+
 TEST_CASE("Packed products read input ranges, accumulate, and gather and scatter rows", "[kernels]") {
   torch::manual_seed(6);
   const int m = 23, k = 50, n = 21;
