@@ -135,7 +135,6 @@ HeadRouting HeadRouterImpl::forward_rows(const torch::Tensor& x, const torch::Te
        selected = torch::empty({M, n_}, x2.options());
   parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
     if (n_logits > 0) packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, w, row_map(logits.narrow(0, a, z - a)));
-    std::vector<float> real(static_cast<std::size_t>(r));
     for (std::int64_t t = a; t < z; ++t) {
       float* l = logits.data_ptr<float>() + t * logits.size(1);
       float *g = gates.data_ptr<float>() + t * n_, *p = probs.data_ptr<float>() + t * r, *sel = selected.data_ptr<float>() + t * n_;

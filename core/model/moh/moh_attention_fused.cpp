@@ -37,6 +37,12 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
   report(r, ctx, taps);
   const auto gates = r.gates.reshape({M, H}).contiguous();
   const float* g = gates.data_ptr<float>();
+  // Rows [a, z) that selected head h (its gate non-zero there), into `rows`.
+  auto selecting = [&](std::int64_t h, std::int64_t a, std::int64_t z, std::vector<std::int64_t>& rows) {
+    rows.clear();
+    for (std::int64_t t = a; t < z; ++t)
+      if (g[t * H + h] != 0.0f) rows.push_back(t);
+  };
   const auto x2 = x.reshape({M, d}).contiguous();
   if (!q.defined()) {
     // [K | V | Q of every head] per row: K, V and the shared heads' queries as one product, then the routed heads.
@@ -60,11 +66,9 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
       packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, first, row_map(qkv.narrow(0, a, z - a)), opt);
       std::vector<std::int64_t> rows;
       for (std::int64_t h = s; h < H; ++h) {
-        rows.clear();
-        for (std::int64_t t = a; t < z; ++t) {
-          if (g[t * H + h] != 0.0f) rows.push_back(t);
-          else std::fill_n(qkv.data_ptr<float>() + t * qkv.size(1) + 2 * kv + h * hd, hd, 0.0f);
-        }
+        for (std::int64_t t = a; t < z; ++t)
+          if (g[t * H + h] == 0.0f) std::fill_n(qkv.data_ptr<float>() + t * qkv.size(1) + 2 * kv + h * hd, hd, 0.0f);
+        selecting(h, a, z, rows);
         if (rows.empty()) continue;
         ProductOptions head_opt;
         if (q_bias) head_opt.bias = q_bias + h * hd;
@@ -78,7 +82,7 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
     q = qkv.narrow(1, 2 * kv, H * hd).view({B, T, H, hd});
   }
   // Only the selected heads, weighted: [B, T, H, hd], zero where a head's gate is 0.
-  const auto heads = attend(q, k, v, rope, ctx, {}, r.gates.contiguous()).reshape({M, H * hd}).contiguous();
+  const auto heads = attend(q, k, v, rope, ctx, {}, gates.view({B, T, H})).reshape({M, H * hd}).contiguous();
   ctx.tap(taps.attn_ctx, heads.view({B, T, H * hd}));
   const auto wo_packed = packed_weight(derived_.get({wo->weight}, [&] { return pack_weight(wo->weight); }), wo->weight.size(0));
   auto y = torch::empty({M, wo->weight.size(0)}, x2.options());
@@ -95,9 +99,7 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
     ProductOptions head_opt;
     head_opt.accumulate = true;
     for (std::int64_t h = s; h < H; ++h) {
-      rows.clear();
-      for (std::int64_t t = a; t < z; ++t)
-        if (g[t * H + h] != 0.0f) rows.push_back(t);
+      selecting(h, a, z, rows);
       if (rows.empty()) continue;
       head_opt.ranges = {{h * hd, hd}};
       packed_matmul({heads.data_ptr<float>(), H * hd, rows.data()}, static_cast<std::int64_t>(rows.size()), wo_packed,
