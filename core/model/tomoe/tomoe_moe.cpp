@@ -11,6 +11,7 @@
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/transformer.h"
+#include "kernels/fused/head_dim_masked_matmul.h"
 #include "kernels/fused/layer_norm_gelu.h"
 #include "kernels/sparse/row_parts.h"
 #include "kernels/sparse/top_k_mask.h"
@@ -112,7 +113,8 @@ void TomoeMoe::build_derived() {
     const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
     attn_.push_back({pack(torch::cat({wq, wk, wv, proj})),
                      torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias}),
-                     pack(at(layer_key(l, "attn.wo"))), pack(at(layer_key(l, "attn.vo_dec.weight")))});
+                     packed_weight(pack_head_dim_major(at(layer_key(l, "attn.wo")), o_.n_heads), o_.dim),
+                     pack(at(layer_key(l, "attn.vo_dec.weight")))});
     router_.push_back(pack(at(layer_key(l, "ffn.router"))));
     const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
     const auto widths = at(layer_key(l, "ffn.widths")).to(torch::kLong);
@@ -175,10 +177,12 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
                          .transpose(1, 2)
                          .reshape({M, H * hd})
                          .contiguous();  // already so from the fused kernel ([B, T, H, hd])
-  // The masked heads through W_O, again by rows.
+  // The masked heads through W_O, again by rows, multiplying only each row's kept dims (the mask's zeros
+  // are half the product at p = 0.5; kernels/fused/head_dim_masked_matmul.h).
   auto y = torch::empty({M, o_.dim}, x.options());
+  const float* kept = mask.data_ptr<float>();
   parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    packed_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, row_map(y.narrow(0, a, z - a)));
+    head_dim_masked_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, H, kept + a * hd, hd, row_map(y.narrow(0, a, z - a)));
   });
   return y.view({B, T, o_.dim});
 }
