@@ -73,34 +73,48 @@ MOXLAB_INLINE void dim_tile(const float* const* x, float* const* out, const floa
       for (int v = 0; v < V; ++v) storev(out[r] + j * kPanel + v * kLanes<F>, acc[r][j][v]);
 }
 
+// R rows' outputs y plus one dim's part: whole panels in groups of NP, then one at a time, then a partial
+// last panel through a buffer.
+template <class F, int R, int NP, int U>
+MOXLAB_INLINE void rows_pass(const DimPass& p, const float* const* x, float* const* y) {
+  float* out[R];
+  float buffer[R][kPanel];
+  std::int64_t q = 0;
+  for (; q + NP <= p.whole_panels; q += NP) {
+    for (int r = 0; r < R; ++r) out[r] = y[r] + q * kPanel;
+    dim_tile<F, R, NP, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
+  }
+  for (; q < p.whole_panels; ++q) {
+    for (int r = 0; r < R; ++r) out[r] = y[r] + q * kPanel;
+    dim_tile<F, R, 1, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
+  }
+  if (p.tail > 0) {
+    for (int r = 0; r < R; ++r) out[r] = std::copy(y[r] + q * kPanel, y[r] + q * kPanel + p.tail, buffer[r]) - p.tail;
+    dim_tile<F, R, 1, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
+    for (int r = 0; r < R; ++r) std::copy(buffer[r], buffer[r] + p.tail, y[r] + q * kPanel);
+  }
+}
+
 // A dim's pass, all in one function per ISA so the tiles inline (a call per tile cost a fifth of the time).
-// Tiles are always MR rows: a short last tile is padded with rows of zeros writing to scratch rows.
+// Tiles of MR rows; a last tile of at least MR / 2 rows is padded with rows of zeros writing to scratch
+// rows, fewer rows (a decode step's one) go one at a time.
 template <class F, int MR, int NP, int U>
 MOXLAB_INLINE void dim_pass(const DimPass& p, float* scratch) {
   const float* x[MR];
   float* y[MR];
-  float* out[MR];
-  float buffer[MR][kPanel];
-  for (std::int64_t i0 = 0; i0 < p.count; i0 += MR) {
+  std::int64_t i0 = 0;
+  for (; i0 < p.count && 2 * (p.count - i0) >= MR; i0 += MR) {
     for (int r = 0; r < MR; ++r) {
       const bool real = i0 + r < p.count;
       x[r] = real ? p.x->row(p.rows[i0 + r]) + p.dim : p.zero_row;
       y[r] = real ? p.out->row(p.rows[i0 + r]) : scratch + r * (p.whole_panels + 1) * kPanel;
     }
-    std::int64_t q = 0;
-    for (; q + NP <= p.whole_panels; q += NP) {
-      for (int r = 0; r < MR; ++r) out[r] = y[r] + q * kPanel;
-      dim_tile<F, MR, NP, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
-    }
-    for (; q < p.whole_panels; ++q) {
-      for (int r = 0; r < MR; ++r) out[r] = y[r] + q * kPanel;
-      dim_tile<F, MR, 1, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
-    }
-    if (p.tail > 0) {  // a partial last panel: its columns through a buffer
-      for (int r = 0; r < MR; ++r) out[r] = std::copy(y[r] + q * kPanel, y[r] + q * kPanel + p.tail, buffer[r]) - p.tail;
-      dim_tile<F, MR, 1, U>(x, out, p.panels + q * p.panel_stride, p.panel_stride, p.head_stride, p.heads);
-      for (int r = 0; r < MR; ++r) std::copy(buffer[r], buffer[r] + p.tail, y[r] + q * kPanel);
-    }
+    rows_pass<F, MR, NP, U>(p, x, y);
+  }
+  for (; i0 < p.count; ++i0) {
+    x[0] = p.x->row(p.rows[i0]) + p.dim;
+    y[0] = p.out->row(p.rows[i0]);
+    rows_pass<F, 1, NP, U>(p, x, y);
   }
 }
 
