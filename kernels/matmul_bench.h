@@ -1,10 +1,12 @@
 // `moxlab bench matmul`: the packed-weight products (kernels/fused/packed_matmul.h; the best kernel the CPU
 // has, and the AVX2 one beside it where that is AVX-512) against torch::mm at a model's product shapes, on one thread (the row-local inference passes run every product single-threaded
 // on a thread's own rows), interleaved within each repeat in one process. Shapes: Q/K/V stacked, W_O,
-// SwiGLU's gate and up (torch: one product of the stacked matrix, then the fused activation; packed: one
-// product straight to the activation) and W_down, each at several row counts (a thread's share of a
-// prefill, an expert's or a routed group's rows, one decode token). GFLOP/s count 2 x rows x in x out per
-// matrix.
+// W_O with each row keeping a random half of the head dims (ToMoE's v/o mask; packed:
+// head_dim_masked_matmul, kernels/fused/head_dim_masked_matmul.h, multiplying the kept dims only; torch:
+// the masked input whole), SwiGLU's gate and up (torch: one product of the stacked matrix, then the fused
+// activation; packed: one product straight to the activation) and W_down, each at several row counts (a
+// thread's share of a prefill, an expert's or a routed group's rows, one decode token). GFLOP/s count
+// 2 x rows x in x out per matrix (for the masked W_O the whole product's, so its rate is the dense-equivalent).
 #pragma once
 #include <string>
 #include <vector>
