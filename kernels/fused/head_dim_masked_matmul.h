@@ -9,7 +9,8 @@
 // (tiles of 8 of them) times W's H columns of that dim, accumulated into those rows' outputs, so only the
 // kept (row, dim) pairs are multiplied and each weight load still serves 8 rows. The price is K = H per
 // pass (the rows' outputs are loaded and stored once per kept dim): at 50% kept, 8 heads and d 384 it takes
-// about 70% of the dense product's time (same-process A/B, docs/performance.md).
+// 78% of the dense packed product's time on two threads over 1024 rows, 86% on one over 512 (`bench matmul`;
+// docs/performance.md).
 //
 // The weight is W [N, H hd] with its columns reordered to (dim, head), packed as pack_weight packs
 // (kernels/fused/packed_matmul.h), so each dim's H columns are adjacent in every panel. Single-threaded:
