@@ -35,11 +35,17 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
     const auto down = packed_weight(stacked_.get({w2->weight}, [&] { return pack_weight(w2->weight); }), w2->weight.size(0));
     const auto x2 = x.reshape({-1, x.size(-1)}).contiguous();
     auto y = torch::empty({x2.size(0), down.n}, x.options());
-    parallel_row_ranges(x2.size(0), kRowGrain, [&](std::int64_t a, std::int64_t e) {
-      auto act = torch::empty({e - a, hidden}, x.options());
-      packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, gate_up, row_map(act));
-      packed_matmul(row_map(act), e - a, down, row_map(y.narrow(0, a, e - a)));
-    });
+    if (x2.size(0) <= kRowGrain) {  // a decode step: each product split by the weight's panels instead
+      auto act = torch::empty({x2.size(0), hidden}, x.options());
+      parallel_packed_matmul(row_map(x2), x2.size(0), gate_up, row_map(act));
+      parallel_packed_matmul(row_map(act), x2.size(0), down, row_map(y));
+    } else {
+      parallel_row_ranges(x2.size(0), kRowGrain, [&](std::int64_t a, std::int64_t e) {
+        auto act = torch::empty({e - a, hidden}, x.options());
+        packed_matmul(row_map(x2.narrow(0, a, e - a)), e - a, gate_up, row_map(act));
+        packed_matmul(row_map(act), e - a, down, row_map(y.narrow(0, a, e - a)));
+      });
+    }
     auto shape = x.sizes().vec();
     shape.back() = down.n;
     return y.view(shape);

@@ -15,6 +15,7 @@
 // autograd (rows are raw pointers: callers keep their tensors alive).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -37,6 +38,7 @@ struct RowMap {
   std::int64_t stride = 0;
   const std::int64_t* index = nullptr;
   float* row(std::int64_t r) const { return data + (index ? index[r] : r) * stride; }
+  RowMap from(std::int64_t r) const { return index ? RowMap{data, stride, index + r} : RowMap{data + r * stride, stride, nullptr}; }  // rows r, r + 1, ...
 };
 RowMap row_map(const torch::Tensor& t2d, const std::int64_t* index = nullptr);  // [rows, cols], cols contiguous
 
@@ -72,7 +74,14 @@ struct ProductOptions {
 // SiLU(..gate..) * (..up..) for a SwiGLU packing, for rows r < m.
 void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt = {});
 
-// x [..., K] -> x W^T (+ bias) [..., n], each thread on its own rows (parallel_row_ranges). x float32 CPU.
+// packed_matmul split across the threads: by rows where there are more than kRowGrain of them
+// (parallel_row_ranges), else by the weight's panels, every thread all the rows (a decode step: the weight,
+// read once for all rows, is what takes the time, and both cores then read half of it).
+void parallel_packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt = {});
+// f(part, column) on each thread, the weight's panels split between them: part holds a thread's panels
+// (whole ones, at least 6), column is its first output column. For products over few rows.
+void parallel_panel_parts(const PackedWeight& w, const std::function<void(const PackedWeight& part, std::int64_t column)>& f);
+// x [..., K] -> x W^T (+ bias) [..., n] by parallel_packed_matmul. x float32 CPU.
 torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias = {});
 // Whether a tensor can feed the packed products: float32 on the CPU, with autograd off.
 bool packed_applies(const torch::Tensor& x);

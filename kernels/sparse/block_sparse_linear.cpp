@@ -141,7 +141,7 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
   const auto bc = bias.defined() ? bias.contiguous() : bias;
   auto out = torch::empty({M, w.n}, x.options());
   const RowMap tokens = row_map(xc), rows = row_map(out);
-  if (static_cast<std::int64_t>(s.groups.size()) * kLongRun <= M || s.blocks > 64) {
+  if ((static_cast<std::int64_t>(s.groups.size()) * kLongRun <= M && M > kRowGrain) || s.blocks > 64) {
     // Long runs: a product per run over its group's blocks, adjacent ones merged (an empty range list
     // where a token uses no block at all: its product is the bias), reading the tokens' rows in place.
     std::vector<ProductOptions> per_group(s.groups.size());
@@ -179,7 +179,8 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
     for (int i : g.blocks) bits |= std::uint64_t{1} << i;
     std::fill(row_blocks.begin() + g.start, row_blocks.begin() + g.start + g.count, bits);
   }
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t e) {
+  // Rows a..e in sorted order, their inactive blocks zeroed.
+  auto masked_rows = [&](std::int64_t a, std::int64_t e) {
     std::vector<float> masked(static_cast<std::size_t>((e - a) * K));
     for (std::int64_t r = a; r < e; ++r) {
       const float* src = tokens.row(op[r]);
@@ -189,11 +190,22 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
         else std::fill(dst + i * b, dst + (i + 1) * b, 0.0f);
       }
     }
-    ProductOptions opt;
-    if (bc.defined()) opt.bias = bc.data_ptr<float>();
-    opt.row_blocks = row_blocks.data() + a;
-    opt.block_width = b;
-    packed_matmul({masked.data(), K}, e - a, w, {rows.data + a * rows.stride, rows.stride}, opt);
+    return masked;
+  };
+  ProductOptions opt;
+  if (bc.defined()) opt.bias = bc.data_ptr<float>();
+  opt.block_width = b;
+  if (M <= kRowGrain) {  // a decode step: one product over all the rows, split by the weight's panels
+    auto masked = masked_rows(0, M);
+    opt.row_blocks = row_blocks.data();
+    parallel_packed_matmul({masked.data(), K}, M, w, rows, opt);
+    return out;
+  }
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t e) {
+    auto masked = masked_rows(a, e);
+    ProductOptions o = opt;
+    o.row_blocks = row_blocks.data() + a;
+    packed_matmul({masked.data(), K}, e - a, w, {rows.data + a * rows.stride, rows.stride}, o);
   });
   return out;
 }
@@ -225,7 +237,7 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
 }
 
 torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w_blocks, std::int64_t d,
-                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& b2) {
+                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& mix) {
   const std::int64_t M = h.size(0), b = d / s.blocks;
   TORCH_CHECK(s.grouped && M == s.tokens, "block-sparse output to tokens: needs the grouped layout");
   TORCH_CHECK(d % s.blocks == 0 && w_blocks.dim() == 4 && w_blocks.size(0) == s.blocks && w_blocks.size(2) == h.size(1) &&
@@ -236,7 +248,7 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   // Long runs: each run's routed blocks side by side (compact). Short runs (many sets): every routed block
   // has its column, and each block's product runs once over all of a thread's rows that use it (full
   // register tiles instead of a few rows per run and block).
-  const bool by_block = static_cast<std::int64_t>(s.groups.size()) * kLongRun > M;
+  const bool by_block = static_cast<std::int64_t>(s.groups.size()) * kLongRun > M || M <= kRowGrain;
   std::size_t widest = 0;
   for (const auto& g : s.groups) widest = std::max(widest, g.blocks.size());
   const std::int64_t rb = by_block ? (s.blocks - s.shared) * b : static_cast<std::int64_t>(widest) * b;
@@ -250,7 +262,6 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   }
   const auto hc = h.contiguous();
   const auto sc = scale.contiguous();
-  const auto mix = b2.defined() ? monarch_mix_weights(b2) : torch::Tensor();
   const std::int64_t groups = mix.defined() ? mix.size(0) : 0;
   TORCH_CHECK(!mix.defined() || groups * mix.size(2) == d, "block-sparse output to tokens: Monarch shape mismatch");
   auto y = torch::empty({M, d}, h.options());
@@ -263,33 +274,21 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
   const std::int64_t mix_r = groups > 0 ? d / groups : 0, per_block = groups > 0 ? b / mix_r : 0;
   TORCH_CHECK(groups == 0 || (b % mix_r == 0), "block-sparse output to tokens: blocks must hold whole Monarch groups");
   const RowMap h_rows = row_map(hc);
-  // Each thread its own contiguous rows: their shared and routed products (single-threaded), then the
-  // pass over them, in one parallel region with the products still in the thread's cache.
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t begin, std::int64_t end) {
+  // Block i's product over rows [begin, end) that use it (every row for a shared block), into its column.
+  auto block_product = [&](int i, std::int64_t begin, std::int64_t end, std::vector<std::int64_t>& users) {
     const RowMap in_rows{h_rows.data + begin * h_rows.stride, h_rows.stride};
-    for (int i = 0; i < s.shared; ++i)
-      packed_matmul(in_rows, end - begin, packed_block(w_blocks, i, b), {sp + begin * sb + i * b, sb});
-    if (by_block) {
-      std::vector<std::int64_t> users;
-      for (int i = s.shared; i < s.blocks; ++i) {
-        users.clear();
-        for (const auto& g : s.groups) {
-          if (std::find(g.blocks.begin(), g.blocks.end(), i) == g.blocks.end()) continue;
-          for (std::int64_t r = std::max(begin, g.start); r < std::min(end, g.start + g.count); ++r) users.push_back(r);
-        }
-        if (users.empty()) continue;
-        packed_matmul({h_rows.data, h_rows.stride, users.data()}, static_cast<std::int64_t>(users.size()), packed_block(w_blocks, i, b),
-                      {rp + (i - s.shared) * b, rb, users.data()});
-      }
-    } else {
-      for (const auto& g : s.groups) {
-        const auto lo = std::max(begin, g.start), hi = std::min(end, g.start + g.count);
-        if (hi <= lo) continue;
-        for (std::size_t j = 0; j < g.blocks.size(); ++j)
-          packed_matmul({h_rows.data + lo * h_rows.stride, h_rows.stride}, hi - lo, packed_block(w_blocks, g.blocks[j], b),
-                        {rp + lo * rb + static_cast<std::int64_t>(j) * b, rb});
-      }
+    if (i < s.shared) return packed_matmul(in_rows, end - begin, packed_block(w_blocks, i, b), {sp + begin * sb + i * b, sb});
+    users.clear();
+    for (const auto& g : s.groups) {
+      if (std::find(g.blocks.begin(), g.blocks.end(), i) == g.blocks.end()) continue;
+      for (std::int64_t r = std::max(begin, g.start); r < std::min(end, g.start + g.count); ++r) users.push_back(r);
     }
+    if (users.empty()) return;
+    packed_matmul({h_rows.data, h_rows.stride, users.data()}, static_cast<std::int64_t>(users.size()), packed_block(w_blocks, i, b),
+                  {rp + (i - s.shared) * b, rb, users.data()});
+  };
+  // The pass over rows [begin, end): each row's blocks scaled into its token's row, or through the Monarch mix.
+  auto mix_rows = [&](std::int64_t begin, std::int64_t end) {
     std::vector<MixInput> in;
     for (std::int64_t r = begin; r < end; ++r) {
       const float* scale_r = scp + r * s.blocks;
@@ -312,6 +311,33 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
         add_block(blocks[j], rp + r * rb + (by_block ? blocks[j] - s.shared : static_cast<std::int64_t>(j)) * b);
       if (groups > 0) monarch_mix_row(in.data(), static_cast<std::int64_t>(in.size()), bp, dst, groups, mix_r);
     }
+  };
+  if (M <= kRowGrain) {
+    // A decode step: the threads split the blocks (each block's weight read by one core), then one pass.
+    parallel_row_ranges(s.blocks, 1, [&](std::int64_t i0, std::int64_t i1) {
+      std::vector<std::int64_t> users;
+      for (std::int64_t i = i0; i < i1; ++i) block_product(static_cast<int>(i), 0, M, users);
+    });
+    mix_rows(0, M);
+    return y;
+  }
+  // Each thread its own contiguous rows: their shared and routed products (single-threaded), then the
+  // pass over them, in one parallel region with the products still in the thread's cache.
+  parallel_row_ranges(M, kRowGrain, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t> users;
+    for (int i = 0; i < s.shared; ++i) block_product(i, begin, end, users);
+    if (by_block) {
+      for (int i = s.shared; i < s.blocks; ++i) block_product(i, begin, end, users);
+    } else {
+      for (const auto& g : s.groups) {
+        const auto lo = std::max(begin, g.start), hi = std::min(end, g.start + g.count);
+        if (hi <= lo) continue;
+        for (std::size_t j = 0; j < g.blocks.size(); ++j)
+          packed_matmul({h_rows.data + lo * h_rows.stride, h_rows.stride}, hi - lo, packed_block(w_blocks, g.blocks[j], b),
+                        {rp + lo * rb + static_cast<std::int64_t>(j) * b, rb});
+      }
+    }
+    mix_rows(begin, end);
   });
   return y;
 }

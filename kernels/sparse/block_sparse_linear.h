@@ -68,7 +68,8 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
                                          const torch::Tensor& scale);
 
 // Inference form of block_sparse_output_linear in the grouped layout, followed by Monarch's second factor
-// (b2 [r, groups, groups], MoHD Eq. 9; undefined: none) and from_rows, as one pass over the rows after
+// (MoHD Eq. 9, as `mix` = monarch_mix_weights(b2), which callers keep across calls; undefined: none) and
+// from_rows, as one pass over the rows after
 // the products: the shared blocks' product and each group's routed blocks are written compactly, then
 // each row's active blocks are scaled and mixed from there straight to its token's position (inactive
 // blocks are zero, so the mix reads only the active ones: half its work for MoHD's 4 of 8). Saves the
@@ -76,6 +77,6 @@ torch::Tensor block_sparse_output_linear(const torch::Tensor& h, const torch::Te
 // un-permutation. The weight [d, k] comes packed block by block (pack_weight_blocks(w, d / N)), so each
 // block's product runs on its own packing. Returns [M, d] in token order. CPU float32, no autograd.
 torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch::Tensor& w_blocks, std::int64_t d,
-                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& b2 = {});
+                                            const BlockSelection& s, const torch::Tensor& scale, const torch::Tensor& mix = {});
 
 }  // namespace moxlab

@@ -61,13 +61,14 @@ bool sub_dim_route_fusable(const torch::Tensor& x, const torch::Tensor& centroid
          centroids.is_cpu() && centroids.scalar_type() == torch::kFloat && centroids.dim() == 2 && centroids.size(1) == x.size(-1);
 }
 
-SubDimTopK sub_dim_route(const torch::Tensor& x, const torch::Tensor& centroids, int shared, int routed, bool scaling) {
-  TORCH_CHECK(sub_dim_route_fusable(x, centroids), "sub-dim route: contiguous float32 CPU x [.., d], centroids [N, d], no autograd");
-  const std::int64_t d = x.size(-1), N = centroids.size(0), M = d > 0 ? x.numel() / d : 0;
+SubDimTopK sub_dim_route(const torch::Tensor& x, const PackedWeight& phi, int shared, int routed, bool scaling) {
+  TORCH_CHECK(!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && x.is_contiguous() && x.dim() >= 1 &&
+                  !phi.swiglu && phi.k == x.size(-1),
+              "sub-dim route: contiguous float32 CPU x [.., d], centroids packed [N, d], no autograd");
+  const std::int64_t d = x.size(-1), N = phi.n, M = d > 0 ? x.numel() / d : 0;
   TORCH_CHECK(shared >= 0 && routed >= 0 && shared + routed <= N, "sub-dim route: shared + routed exceeds N");
   // The centroid scores as a packed product (one 16-column panel for N <= 16) over each thread's rows,
   // then each row's routing from them.
-  const PackedWeight phi = packed_weight(pack_weight(centroids.contiguous()), N);
   SubDimTopK r = empty_routing(M, N);
   float* xp = x.data_ptr<float>();
   float *pp = r.probs.data_ptr<float>(), *gp = r.gates.data_ptr<float>(), *wp = r.weights.data_ptr<float>();

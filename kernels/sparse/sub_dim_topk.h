@@ -8,6 +8,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "kernels/fused/packed_matmul.h"
+
 namespace moxlab {
 
 struct SubDimTopK {
@@ -16,10 +18,11 @@ struct SubDimTopK {
 
 SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bool scaling);
 
-// The same from the router's input x [.., d] and its centroids phi [N, d]: the logits x phi^T as a packed
-// product (kernels/fused/packed_matmul.h) over each thread's rows, then their routing, in one parallel pass.
-// Returns [M, N] tensors, M = x.numel() / d. Contiguous float32 CPU x, no autograd.
+// The same from the router's input x [.., d] and its centroids phi [N, d], packed (pack_weight; the router
+// keeps the packing across calls: per call it was a tenth of a MoHD decode step's torch ops): the logits
+// x phi^T as a packed product (kernels/fused/packed_matmul.h) over each thread's rows, then their routing,
+// in one parallel pass. Returns [M, N] tensors, M = x.numel() / d. Contiguous float32 CPU x, no autograd.
 bool sub_dim_route_fusable(const torch::Tensor& x, const torch::Tensor& centroids);
-SubDimTopK sub_dim_route(const torch::Tensor& x, const torch::Tensor& centroids, int shared, int routed, bool scaling);
+SubDimTopK sub_dim_route(const torch::Tensor& x, const PackedWeight& centroids, int shared, int routed, bool scaling);
 
 }  // namespace moxlab

@@ -15,14 +15,14 @@ using moxlab::testing::mohd;
 
 namespace {
 
-ModelOptions options(const std::string& kind) {
+ModelOptions options(const std::string& kind, int dim = 48) {
   ModelOptions o;
   o.vocab_size = 40;
-  o.dim = 48;
+  o.dim = dim;
   o.n_layers = 2;
   o.n_heads = 4;
   o.n_kv_heads = 2;
-  o.ffn_hidden = 96;
+  o.ffn_hidden = 2 * dim;
   o.max_seq_len = 16;
   if (kind == "mohd") {
     o.attention = o.ffn = "mohd";
@@ -63,32 +63,39 @@ std::vector<std::int32_t> greedy_recompute(Transformer& m, std::vector<std::int6
 }  // namespace
 
 TEST_CASE("A KV cache reproduces whole-sequence logits (dense, MoHD, MoH, ToMoE)", "[kv_cache]") {
+  // On two threads: the decode steps' products (2 rows) split the weights' panels between them, and at
+  // d 192 (12 panels, MoHD blocks of 24) each thread gets its own part.
+  const int before = at::get_num_threads();
+  at::set_num_threads(2);
   torch::manual_seed(11);
   const auto tokens = torch::randint(0, 40, {2, 12}, torch::kLong);
   torch::NoGradGuard ng;
-  for (const std::string kind : {"dense", "mohd", "moh", "tomoe"}) {
-    for (Kernels k : {Kernels::reference, Kernels::sparse}) {
-      INFO(kind << (k == Kernels::sparse ? " sparse" : " reference"));
-      Transformer m(options(kind));
-      m.init_weights(5);
-      m.eval();
-      ForwardContext whole;
-      whole.kernels = k;
-      const auto full = m.forward(tokens, whole);
-      const auto pieces = incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) {
-        ForwardContext ctx;
-        ctx.kernels = k;
-        ctx.kv_cache = cache;
-        return m.forward(x, ctx);
-      });
-      CHECK(torch::allclose(pieces, full, 1e-4, 1e-5));
+  for (int dim : {48, 192}) {
+    for (const std::string kind : {"dense", "mohd", "moh", "tomoe"}) {
+      for (Kernels k : {Kernels::reference, Kernels::sparse}) {
+        INFO(kind << " d " << dim << (k == Kernels::sparse ? " sparse" : " reference"));
+        Transformer m(options(kind, dim));
+        m.init_weights(5);
+        m.eval();
+        ForwardContext whole;
+        whole.kernels = k;
+        const auto full = m.forward(tokens, whole);
+        const auto pieces = incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) {
+          ForwardContext ctx;
+          ctx.kernels = k;
+          ctx.kv_cache = cache;
+          return m.forward(x, ctx);
+        });
+        CHECK(torch::allclose(pieces, full, 1e-4, 1e-5));
+      }
     }
+    // The converted ToMoE model (kept q/k pairs rotated with their own frequencies).
+    const TomoeMoe moe = random_tomoe_moe(options("dense", dim), 0.5, 3);
+    const auto full = moe.forward(tokens);
+    CHECK(torch::allclose(incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) { return moe.forward(x, cache); }), full,
+                          1e-4, 1e-5));
   }
-  // The converted ToMoE model (kept q/k pairs rotated with their own frequencies).
-  const TomoeMoe moe = random_tomoe_moe(options("dense"), 0.5, 3);
-  const auto full = moe.forward(tokens);
-  CHECK(torch::allclose(incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) { return moe.forward(x, cache); }), full,
-                        1e-4, 1e-5));
+  at::set_num_threads(before);
 }
 
 TEST_CASE("generate() with the KV cache equals recomputing every prefix, across the context window", "[kv_cache]") {

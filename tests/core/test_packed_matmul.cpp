@@ -168,6 +168,43 @@ TEST_CASE("packed_linear splits rows across threads, or the panels where rows ar
   at::set_num_threads(before);
 }
 
+TEST_CASE("parallel_packed_matmul equals one packed_matmul, split by rows or by panels, with every option", "[kernels]") {
+  // Few rows (1, 5, 32) split the panels, more (33, 100) the rows; rows gathered and scattered through an
+  // index, a SwiGLU packing (8-column panels), bias, row blocks (their pointer follows the row split).
+  torch::manual_seed(12);
+  const int before = at::get_num_threads();
+  at::set_num_threads(2);
+  const auto w = torch::randn({200, 40}), up = torch::randn({200, 40}), b = torch::randn({200});
+  const auto linear = packed_weight(pack_weight(w), 200), swiglu = packed_weight(pack_swiglu_weight(w, up), 200, true);
+  for (int m : {1, 5, 32, 33, 100}) {
+    INFO("rows " << m);
+    const auto x = torch::randn({m + 7, 40});
+    std::vector<std::int64_t> index(static_cast<std::size_t>(m));
+    for (int r = 0; r < m; ++r) index[static_cast<std::size_t>(r)] = (r * 7 + 3) % (m + 7);  // a permutation: 7 divides none of m
+    std::vector<std::uint64_t> blocks(static_cast<std::size_t>(m));
+    for (int r = 0; r < m; ++r) blocks[static_cast<std::size_t>(r)] = 1u << (r / 16 % 4);  // one of 4 blocks of 10, by runs of 16
+    auto xm = x.clone();
+    for (int r = 0; r < m; ++r) {
+      const auto bits = blocks[static_cast<std::size_t>(r)];
+      for (int i = 0; i < 4; ++i)
+        if (!(bits >> i & 1)) xm[index[static_cast<std::size_t>(r)]].narrow(0, i * 10, 10).zero_();
+    }
+    for (bool use_swiglu : {false, true}) {
+      const auto& pw = use_swiglu ? swiglu : linear;
+      ProductOptions opt;
+      if (!use_swiglu) opt.bias = b.data_ptr<float>();
+      opt.row_blocks = blocks.data();
+      opt.block_width = 10;
+      auto expected = torch::full({m + 9, 200}, 5.0f), got = expected.clone();
+      packed_matmul(row_map(xm, index.data()), m, pw, row_map(expected, index.data()), opt);
+      parallel_packed_matmul(row_map(xm, index.data()), m, pw, row_map(got, index.data()), opt);
+      CHECK(torch::allclose(got, expected, 1e-5, 1e-5));
+      CHECK(torch::equal(got.narrow(0, m + 7, 2), torch::full({2, 200}, 5.0f)));  // rows no index points at
+    }
+  }
+  at::set_num_threads(before);
+}
+
 TEST_CASE("The head-dim masked product multiplies each row's kept dims of every head, by hand", "[kernels]") {
   // H = 2 heads of hd = 2: x's columns are (h0 d0, h0 d1, h1 d0, h1 d1). W [3, 4]:
   const auto w = torch::tensor({{1.0f, 2.0f, 3.0f, 4.0f}, {0.0f, 1.0f, 0.0f, 1.0f}, {2.0f, 0.0f, 0.0f, 1.0f}});

@@ -141,7 +141,7 @@ TEST_CASE("Block-sparse input and output maps read and write only active blocks 
   const auto scale = torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}});
   CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale).equal(y));
   const auto b2 = torch::tensor({{1.0f, 1.0f}, {0.0f, 2.0f}}).expand({2, 2, 2}).contiguous();
-  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale, b2).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
+  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale, monarch_mix_weights(b2)).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
   // A shared block must be active for every token.
   CHECK_THROWS(BlockSelection::from_mask(active, 1));
 }
@@ -174,7 +174,7 @@ TEST_CASE("Block-sparse maps equal the masked dense matrices on random selection
       CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), pack_weight_blocks(w_out, b), d, s, s.to_rows(scale)), reference));
       Monarch fusion(d, 2 * N);
       const auto mixed = [&] { torch::AutoGradMode on(true); return fusion->second_factor(reference).detach(); }();  // einsum form
-      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), pack_weight_blocks(w_out, b), d, s, s.to_rows(scale), fusion->b2), mixed));
+      CHECK(close(block_sparse_output_to_tokens(s.to_rows(h), pack_weight_blocks(w_out, b), d, s, s.to_rows(scale), monarch_mix_weights(fusion->b2)), mixed));
     }
     // No shared blocks at all.
     auto free = torch::rand({M, N}) < 0.5;

@@ -5,6 +5,7 @@
 #include "core/common/error.h"
 #include "core/model/mohd/balance_loss.h"
 #include "kernels/fused/packed_matmul.h"
+#include "kernels/sparse/monarch_mix.h"
 
 namespace moxlab {
 
@@ -23,7 +24,7 @@ SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, 
                                   const std::string& probs_tap, const std::string& topk_tap) {
   SubDimRouting r = router(x);
   ctx.tap(probs_tap, r.probs);
-  ctx.tap(topk_tap, r.active.to(torch::kFloat));
+  if (ctx.probes) ctx.tap(topk_tap, r.active.to(torch::kFloat));  // the conversion only where probes record
   if (o_.balance_beta > 0 && ctx.aux_losses_wanted) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
   return r;
 }
@@ -70,7 +71,8 @@ torch::Tensor MohdMixerImpl::sparse_output(const torch::Tensor& h, const torch::
   if (sel.grouped && packed_applies(h) && (!monarch || fold)) {
     const auto sources = fold ? std::vector<torch::Tensor>{w, monarch->b1} : std::vector<torch::Tensor>{w};
     const auto packed = packed_.get(sources, [&] { return pack_weight_blocks(wf, wf.size(0) / o_.sub_dims); });
-    return block_sparse_output_to_tokens(h, packed, wf.size(0), sel, s.scale, fold ? monarch->b2 : torch::Tensor());
+    const auto mix = fold ? mix_.get({monarch->b2}, [&] { return monarch_mix_weights(monarch->b2); }) : torch::Tensor();
+    return block_sparse_output_to_tokens(h, packed, wf.size(0), sel, s.scale, mix);
   }
   const auto y = block_sparse_output_linear(h, wf, sel, s.scale);
   return sel.from_rows(!monarch ? y : fold ? monarch->second_factor(y) : monarch(y));

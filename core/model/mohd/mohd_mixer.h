@@ -66,6 +66,7 @@ class MohdMixerImpl : public torch::nn::Module {
   torch::Tensor folded(const torch::Tensor& w);
   DerivedWeights folds_;
   DerivedWeights packed_;  // inference: the output-side matrix (folded or not) packed block by block
+  DerivedWeights mix_;     // inference: Monarch's second factor as the column mix reads it
   int dim_, block_;
   MohdOptions o_;
 };

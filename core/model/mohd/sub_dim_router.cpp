@@ -14,7 +14,9 @@ SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
 
 SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
   if (!centroids->bias.defined() && sub_dim_route_fusable(x, centroids->weight)) {
-    const auto t = sub_dim_route(x, centroids->weight, shared_, active_ - shared_, scaling_);
+    const auto& phi = centroids->weight;
+    const auto t = sub_dim_route(x, packed_weight(packed_.get({phi}, [&] { return pack_weight(phi.contiguous()); }), n_), shared_,
+                                 active_ - shared_, scaling_);
     auto shape = x.sizes().vec();
     shape.back() = n_;
     return {t.probs.view(shape), t.gates.view(shape), t.active.view(shape), t.weights.view(shape)};

@@ -5,6 +5,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/model/derived_weights.h"
+
 #include "core/model/mohd/mohd_options.h"
 
 namespace moxlab {
@@ -25,6 +27,7 @@ class SubDimRouterImpl : public torch::nn::Module {
  private:
   int n_, active_, shared_;
   bool scaling_;
+  DerivedWeights packed_;  // inference: the centroids packed (kernels/fused/packed_matmul.h)
 };
 TORCH_MODULE(SubDimRouter);
 

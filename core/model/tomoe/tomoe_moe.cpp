@@ -150,16 +150,24 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   ProductOptions dec_opt;
   dec_opt.bias = w("attn.vo_dec.bias").data_ptr<float>();
   const float *ln_w = w("attn.vo_norm.weight").data_ptr<float>(), *ln_b = w("attn.vo_norm.bias").data_ptr<float>();
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    const auto rows = all.narrow(0, a, z - a);
-    packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(rows), in_opt);
-    // The router's embedding columns through LayerNorm and GeLU in place, then the decoder reading them there.
-    float* e = rows.data_ptr<float>() + e_col;
+  // Rows a..z after the product: the router's embedding columns through LayerNorm and GeLU in place, then
+  // the decoder reading them there, then the top-K.
+  auto route_rows = [&](std::int64_t a, std::int64_t z) {
+    float* e = all.data_ptr<float>() + a * aw.in.n + e_col;
     layer_norm_gelu_rows(e, z - a, aw.in.n, n_e, ln_w, ln_b, 1e-5f);
     std::vector<float> scores(static_cast<std::size_t>((z - a) * aw.decode.n));
     packed_matmul({e, aw.in.n}, z - a, aw.decode, {scores.data(), aw.decode.n}, dec_opt);
     top_k_mask_rows(scores.data(), z - a, aw.decode.n, top, mask.data_ptr<float>() + a * hd, hd);
-  });
+  };
+  if (M <= kRowGrain) {  // a decode step: the product split by the weight's panels, the rest on one thread
+    parallel_packed_matmul(row_map(x), M, aw.in, row_map(all), in_opt);
+    route_rows(0, M);
+  } else {
+    parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
+      packed_matmul(row_map(x.narrow(0, a, z - a)), z - a, aw.in, row_map(all.narrow(0, a, z - a)), in_opt);
+      route_rows(a, z);
+    });
+  }
   auto q = all.narrow(1, 0, H * qk).view({B, T, H, qk});
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
   auto v = all.narrow(1, (H + Hkv) * qk, Hkv * hd).view({B, T, Hkv, hd});
@@ -181,9 +189,15 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   // are half the product at p = 0.5; kernels/fused/head_dim_masked_matmul.h).
   auto y = torch::empty({M, o_.dim}, x.options());
   const float* kept = mask.data_ptr<float>();
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    head_dim_masked_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, H, kept + a * hd, hd, row_map(y.narrow(0, a, z - a)));
-  });
+  if (M <= kRowGrain) {  // a decode step: split by the weight's panels
+    parallel_panel_parts(aw.out, [&](const PackedWeight& part, std::int64_t column) {
+      head_dim_masked_matmul(row_map(heads), M, part, H, kept, hd, {y.data_ptr<float>() + column, y.stride(0)});
+    });
+  } else {
+    parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
+      head_dim_masked_matmul(row_map(heads.narrow(0, a, z - a)), z - a, aw.out, H, kept + a * hd, hd, row_map(y.narrow(0, a, z - a)));
+    });
+  }
   return y.view({B, T, o_.dim});
 }
 
@@ -213,8 +227,11 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
   for (std::int64_t t = 0; t < M; ++t) order[static_cast<std::size_t>(next[route[t]]++)] = t;
   auto y = torch::empty_like(h2);
   const RowMap tokens_in = row_map(h2), tokens_out = row_map(y);
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    torch::Tensor hidden;  // this thread's SwiGLU activations, reused across its experts
+  // Rows a..z of the expert order through their experts, each product single-threaded (inside a row
+  // region) or split by the weight's panels (a decode step's few rows).
+  using Product = void (*)(const RowMap&, std::int64_t, const PackedWeight&, const RowMap&, const ProductOptions&);
+  auto run_experts = [&](std::int64_t a, std::int64_t z, Product product) {
+    torch::Tensor hidden;  // the SwiGLU activations, reused across the experts
     for (std::int64_t e = 0; e < n_experts; ++e) {
       const auto lo = std::max(a, first[e]), hi = std::min(z, first[e + 1]);
       if (hi <= lo) continue;
@@ -226,10 +243,12 @@ torch::Tensor TomoeMoe::feed_forward(int l, const torch::Tensor& h) const {
       }
       if (!hidden.defined() || hidden.numel() < (hi - lo) * ex.width) hidden = torch::empty({(z - a) * ex.width}, h2.options());
       const RowMap act{hidden.data_ptr<float>(), ex.width};
-      packed_matmul(in, hi - lo, ex.gate_up, act);
-      packed_matmul(act, hi - lo, ex.down, out);
+      product(in, hi - lo, ex.gate_up, act, {});
+      product(act, hi - lo, ex.down, out, {});
     }
-  });
+  };
+  if (M <= kRowGrain) run_experts(0, M, parallel_packed_matmul);
+  else parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) { run_experts(a, z, packed_matmul); });
   return y.view(h.sizes());
 }
 
