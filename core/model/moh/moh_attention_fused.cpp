@@ -60,23 +60,33 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
     if (wq->bias.defined()) first_bias = torch::cat({wk->bias, wv->bias, wq->bias.narrow(0, 0, s * hd)}).contiguous();
     const float* q_bias = wq->bias.defined() ? wq->bias.data_ptr<float>() : nullptr;
     const std::int64_t head_panels = (hd + 15) / 16;
-    parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-      ProductOptions opt;
-      if (first_bias.defined()) opt.bias = first_bias.data_ptr<float>();
-      packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, first, row_map(qkv.narrow(0, a, z - a)), opt);
-      std::vector<std::int64_t> rows;
-      for (std::int64_t h = s; h < H; ++h) {
-        for (std::int64_t t = a; t < z; ++t)
-          if (g[t * H + h] == 0.0f) std::fill_n(qkv.data_ptr<float>() + t * qkv.size(1) + 2 * kv + h * hd, hd, 0.0f);
-        selecting(h, a, z, rows);
-        if (rows.empty()) continue;
-        ProductOptions head_opt;
-        if (q_bias) head_opt.bias = q_bias + h * hd;
-        packed_matmul({x2.data_ptr<float>(), d, rows.data()}, static_cast<std::int64_t>(rows.size()),
-                      packed_weight(routed.narrow(0, (h - s) * head_panels, head_panels), hd),
-                      {qkv.data_ptr<float>() + 2 * kv + h * hd, qkv.size(1), rows.data()}, head_opt);
-      }
-    });
+    ProductOptions opt;
+    if (first_bias.defined()) opt.bias = first_bias.data_ptr<float>();
+    // Routed head h's queries for the rows in [a, z) that selected it, zeros in the others.
+    auto routed_queries = [&](std::int64_t h, std::int64_t a, std::int64_t z, std::vector<std::int64_t>& rows) {
+      for (std::int64_t t = a; t < z; ++t)
+        if (g[t * H + h] == 0.0f) std::fill_n(qkv.data_ptr<float>() + t * qkv.size(1) + 2 * kv + h * hd, hd, 0.0f);
+      selecting(h, a, z, rows);
+      if (rows.empty()) return;
+      ProductOptions head_opt;
+      if (q_bias) head_opt.bias = q_bias + h * hd;
+      packed_matmul({x2.data_ptr<float>(), d, rows.data()}, static_cast<std::int64_t>(rows.size()),
+                    packed_weight(routed.narrow(0, (h - s) * head_panels, head_panels), hd),
+                    {qkv.data_ptr<float>() + 2 * kv + h * hd, qkv.size(1), rows.data()}, head_opt);
+    };
+    if (M <= kRowGrain) {  // a decode step: the first product split by its panels, then the routed heads by head
+      parallel_packed_matmul(row_map(x2), M, first, row_map(qkv), opt);
+      parallel_row_ranges(H - s, 1, [&](std::int64_t h0, std::int64_t h1) {
+        std::vector<std::int64_t> rows;
+        for (std::int64_t h = s + h0; h < s + h1; ++h) routed_queries(h, 0, M, rows);
+      });
+    } else {
+      parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
+        packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, first, row_map(qkv.narrow(0, a, z - a)), opt);
+        std::vector<std::int64_t> rows;
+        for (std::int64_t h = s; h < H; ++h) routed_queries(h, a, z, rows);
+      });
+    }
     k = qkv.narrow(1, 0, kv).view({B, T, Hkv, hd});
     v = qkv.narrow(1, kv, kv).view({B, T, Hkv, hd});
     q = qkv.narrow(1, 2 * kv, H * hd).view({B, T, H, hd});
@@ -86,14 +96,16 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
   ctx.tap(taps.attn_ctx, heads.view({B, T, H * hd}));
   const auto wo_packed = packed_weight(derived_.get({wo->weight}, [&] { return pack_weight(wo->weight); }), wo->weight.size(0));
   auto y = torch::empty({M, wo->weight.size(0)}, x2.options());
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    const auto out = y.narrow(0, a, z - a);
+  // Rows [a, z) through W_O's columns in `w` (all, or a thread's panels), into y's columns from `column`: the
+  // shared heads' columns, then each routed head's accumulated into only the rows that selected it.
+  auto project = [&](const PackedWeight& w, std::int64_t column, std::int64_t a, std::int64_t z) {
+    const RowMap out{y.data_ptr<float>() + a * y.size(1) + column, y.size(1)};
     if (s > 0) {
       ProductOptions shared_opt;
       shared_opt.ranges = {{0, s * hd}};
-      packed_matmul(row_map(heads.narrow(0, a, z - a)), z - a, wo_packed, row_map(out), shared_opt);
+      packed_matmul(row_map(heads.narrow(0, a, z - a)), z - a, w, out, shared_opt);
     } else {
-      out.zero_();
+      for (std::int64_t t = 0; t < z - a; ++t) std::fill_n(out.row(t), w.n, 0.0f);
     }
     std::vector<std::int64_t> rows;
     ProductOptions head_opt;
@@ -102,10 +114,15 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
       selecting(h, a, z, rows);
       if (rows.empty()) continue;
       head_opt.ranges = {{h * hd, hd}};
-      packed_matmul({heads.data_ptr<float>(), H * hd, rows.data()}, static_cast<std::int64_t>(rows.size()), wo_packed,
-                    {y.data_ptr<float>(), y.size(1), rows.data()}, head_opt);
+      packed_matmul({heads.data_ptr<float>(), H * hd, rows.data()}, static_cast<std::int64_t>(rows.size()), w,
+                    {y.data_ptr<float>() + column, y.size(1), rows.data()}, head_opt);
     }
-  });
+  };
+  if (M <= kRowGrain) {  // a decode step: split by W_O's panels
+    parallel_panel_parts(wo_packed, [&](const PackedWeight& part, std::int64_t column) { project(part, column, 0, M); });
+  } else {
+    parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) { project(wo_packed, 0, a, z); });
+  }
   auto result = y.view({B, T, y.size(1)});
   ctx.tap(taps.attn_out, result);
   return result;
