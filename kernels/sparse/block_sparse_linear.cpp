@@ -313,10 +313,17 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
     }
   };
   if (M <= kRowGrain) {
-    // A decode step: the threads split the blocks (each block's weight read by one core), then one pass.
-    parallel_row_ranges(s.blocks, 1, [&](std::int64_t i0, std::int64_t i1) {
+    // A decode step: the threads split the blocks some row uses (each block's weight read by one core),
+    // then one pass.
+    std::vector<int> used;
+    for (int i = 0; i < s.blocks; ++i)
+      if (i < s.shared || std::any_of(s.groups.begin(), s.groups.end(), [&](const auto& g) {
+            return std::find(g.blocks.begin(), g.blocks.end(), i) != g.blocks.end();
+          }))
+        used.push_back(i);
+    parallel_row_ranges(static_cast<std::int64_t>(used.size()), 1, [&](std::int64_t i0, std::int64_t i1) {
       std::vector<std::int64_t> users;
-      for (std::int64_t i = i0; i < i1; ++i) block_product(static_cast<int>(i), 0, M, users);
+      for (std::int64_t i = i0; i < i1; ++i) block_product(used[static_cast<std::size_t>(i)], 0, M, users);
     });
     mix_rows(0, M);
     return y;
