@@ -111,9 +111,13 @@ void TomoeMoe::build_derived() {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
     const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
     const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
+    // W_O by kept dims only where the v/o top-K keeps at most 5/8 of them: the dim-by-dim product costs
+    // about what the dense one does at 31 of 48 (d 384, 8 heads, same-process A/B; docs/performance.md).
+    const auto& wo = at(layer_key(l, "attn.wo"));
+    const bool by_dim = at(layer_key(l, "attn.vo_top_k")).item<float>() * 8 <= o_.head_dim() * 5;
     attn_.push_back({pack(torch::cat({wq, wk, wv, proj})),
                      torch::cat({torch::zeros({wq.size(0) + wk.size(0) + wv.size(0)}, proj_bias.options()), proj_bias}),
-                     packed_weight(pack_head_dim_major(at(layer_key(l, "attn.wo")), o_.n_heads), o_.dim),
+                     by_dim ? packed_weight(pack_head_dim_major(wo, o_.n_heads), o_.dim) : pack(wo), by_dim,
                      pack(at(layer_key(l, "attn.vo_dec.weight")))});
     router_.push_back(pack(at(layer_key(l, "ffn.router"))));
     const auto &gate = at(layer_key(l, "ffn.w_gate")), &up = at(layer_key(l, "ffn.w_up")), &down = at(layer_key(l, "ffn.w_down"));
@@ -185,9 +189,13 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
                          .transpose(1, 2)
                          .reshape({M, H * hd})
                          .contiguous();  // already so from the fused kernel ([B, T, H, hd])
-  // The masked heads through W_O, again by rows, multiplying only each row's kept dims (the mask's zeros
-  // are half the product at p = 0.5; kernels/fused/head_dim_masked_matmul.h).
+  // The masked heads through W_O, multiplying only each row's kept dims (the mask's zeros are half the
+  // product at p = 0.5; kernels/fused/head_dim_masked_matmul.h), or whole where the mask keeps most dims.
   auto y = torch::empty({M, o_.dim}, x.options());
+  if (!aw.out_by_dim) {
+    parallel_packed_matmul(row_map(heads), M, aw.out, row_map(y));
+    return y.view({B, T, o_.dim});
+  }
   const float* kept = mask.data_ptr<float>();
   if (M <= kRowGrain) {  // a decode step: split by the weight's panels
     parallel_panel_parts(aw.out, [&](const PackedWeight& part, std::int64_t column) {

@@ -9,7 +9,8 @@
 //              own width and dispatches the tokens to their expert.
 // forward() uses only these tensors and equals the gated model in eval mode (tested to tolerance). The
 // weights stay whole because other tokens read other dims: the v/o top-K masks each token's heads as the
-// attention kernel stores them, and W_O multiplies only each token's kept dims (head_dim_masked_matmul).
+// attention kernel stores them, and W_O multiplies only each token's kept dims (head_dim_masked_matmul)
+// where the top-K keeps at most 5/8 of them.
 // Inference on CPU in float32: the products run on weights packed once (kernels/fused/packed_matmul.h).
 #pragma once
 #include <map>
@@ -64,7 +65,8 @@ class TomoeMoe {
   struct AttentionWeights {
     PackedWeight in;          // [W_Q; W_K; W_V; Proj_E]: one product
     torch::Tensor in_bias;    // [0; Proj_E's bias]
-    PackedWeight out;         // W_O, its columns in (dim, head) order (pack_head_dim_major)
+    PackedWeight out;         // W_O: its columns in (dim, head) order (pack_head_dim_major) where out_by_dim
+    bool out_by_dim = false;  // W_O multiplies each token's kept v/o dims only (head_dim_masked_matmul)
     PackedWeight decode;      // the v/o router's decoder (its bias: attn.vo_dec.bias)
   };
   std::vector<AttentionWeights> attn_;  // per layer
