@@ -21,15 +21,19 @@ void route_row(const float* z, std::int64_t N, int shared, int routed, bool scal
   const float inv = 1.0f / sum;
   for (std::int64_t i = 0; i < N; ++i) p[i] *= inv;
   for (int i = 0; i < shared; ++i) a[i] = true;
-  for (int k = 0; k < routed; ++k) {  // routed is small (top-1 or a few): repeated argmax
-    std::int64_t best = -1;
-    for (std::int64_t i = shared; i < N; ++i)
-      if (!a[i] && (best < 0 || p[i] > p[best])) best = i;
-    a[best] = true;
+  // The top `routed` of the specialised scores by rank, ties to the lower index (as repeated argmax picks
+  // them), without a branch per comparison: the argmax loop's branches mispredicted on MoHD 75%'s 6 of 9
+  // (route_row was 3.4% of its prefill's samples).
+  for (std::int64_t i = shared; i < N; ++i) {
+    int rank = 0;
+    for (std::int64_t j = shared; j < N; ++j) rank += (p[j] > p[i]) | ((p[j] == p[i]) & (j < i));
+    a[i] = rank < routed;
   }
   double gate_sum = 0;
-  for (std::int64_t i = 0; i < N; ++i)
-    if (a[i]) gate_sum += (g[i] = p[i]);
+  for (std::int64_t i = 0; i < N; ++i) {
+    g[i] = a[i] ? p[i] : 0.0f;
+    gate_sum += g[i];
+  }
   const double alpha = scaling ? static_cast<double>(N) * gate_sum : 1.0;
   for (std::int64_t i = 0; i < N; ++i) w[i] = static_cast<float>(g[i] * alpha);
 }
