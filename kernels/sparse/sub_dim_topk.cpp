@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/fused/packed_matmul.h"
+#include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {
 
@@ -21,14 +22,11 @@ void route_row(const float* z, std::int64_t N, int shared, int routed, bool scal
   const float inv = 1.0f / sum;
   for (std::int64_t i = 0; i < N; ++i) p[i] *= inv;
   for (int i = 0; i < shared; ++i) a[i] = true;
-  // The top `routed` of the specialised scores by rank, ties to the lower index (as repeated argmax picks
-  // them), without a branch per comparison: the argmax loop's branches mispredicted on MoHD 75%'s 6 of 9
-  // (route_row was 3.4% of its prefill's samples).
-  for (std::int64_t i = shared; i < N; ++i) {
-    int rank = 0;
-    for (std::int64_t j = shared; j < N; ++j) rank += (p[j] > p[i]) | ((p[j] == p[i]) & (j < i));
-    a[i] = rank < routed;
-  }
+  // The top `routed` of the specialised scores by top_k_mask's branch-free rank count (ties to the lower
+  // index, as repeated argmax picks them), into g as a 0/1 mask first: the argmax loop's branches
+  // mispredicted on MoHD 75%'s 6 of 9 (route_row was 3.4% of its prefill's samples).
+  top_k_mask_rows(p + shared, 1, N - shared, routed, g + shared, 1);
+  for (std::int64_t i = shared; i < N; ++i) a[i] = g[i] != 0.0f;
   double gate_sum = 0;
   for (std::int64_t i = 0; i < N; ++i) {
     g[i] = a[i] ? p[i] : 0.0f;
@@ -36,6 +34,11 @@ void route_row(const float* z, std::int64_t N, int shared, int routed, bool scal
   }
   const double alpha = scaling ? static_cast<double>(N) * gate_sum : 1.0;
   for (std::int64_t i = 0; i < N; ++i) w[i] = static_cast<float>(g[i] * alpha);
+}
+
+// The router input both inference forms take: contiguous float32 CPU x [.., d] without autograd.
+bool route_input_fits(const torch::Tensor& x) {
+  return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && x.is_contiguous() && x.dim() >= 1;
 }
 
 SubDimTopK empty_routing(std::int64_t M, std::int64_t N) {
@@ -61,13 +64,11 @@ SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bo
 }
 
 bool sub_dim_route_fusable(const torch::Tensor& x, const torch::Tensor& centroids) {
-  return !torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && x.is_contiguous() && x.dim() >= 1 &&
-         centroids.is_cpu() && centroids.scalar_type() == torch::kFloat && centroids.dim() == 2 && centroids.size(1) == x.size(-1);
+  return route_input_fits(x) && centroids.is_cpu() && centroids.scalar_type() == torch::kFloat && centroids.dim() == 2 && centroids.size(1) == x.size(-1);
 }
 
 SubDimTopK sub_dim_route(const torch::Tensor& x, const PackedWeight& phi, int shared, int routed, bool scaling) {
-  TORCH_CHECK(!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && x.is_contiguous() && x.dim() >= 1 &&
-                  !phi.swiglu && phi.k == x.size(-1),
+  TORCH_CHECK(route_input_fits(x) && !phi.swiglu && phi.k == x.size(-1),
               "sub-dim route: contiguous float32 CPU x [.., d], centroids packed [N, d], no autograd");
   const std::int64_t d = x.size(-1), N = phi.n, M = d > 0 ? x.numel() / d : 0;
   TORCH_CHECK(shared >= 0 && routed >= 0 && shared + routed <= N, "sub-dim route: shared + routed exceeds N");
