@@ -120,7 +120,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_
 torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
                                      const torch::Tensor& qk_mask, const torch::Tensor& gates) const {
   KvCache::Entry* past = ctx.kv_cache ? &ctx.kv_cache->at(this) : nullptr;
-  const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
+  const std::int64_t start = past ? past->length() : 0;
   q = rope.apply(q, start);
   k = rope.apply(k, start);
   if (qk_mask.defined()) {

@@ -1,10 +1,15 @@
 // Keys and values of the positions a decoder has already processed, per attention module, so a sequence
 // can run in pieces (a prompt, then one token at a time) with the result of running it whole: the new
 // queries and keys are rotated at their true positions and attend to the cached keys and values.
-// Used by generate() and `bench infer`'s decode step. The cache grows by concatenation (a copy per step,
-// linear in the cached length: fine at this toolkit's sizes).
+// Used by generate() and `bench infer`'s decode step.
+//
+// Each entry keeps its positions at the front of buffers with room to spare, doubled when full, so a
+// step writes only its new positions: growing by concatenation copied the whole cache on every step
+// (12 tensors of 256 positions per step of the small preset, 6-12% of a dense decode step in same-process
+// A/Bs, and quadratic in the generated length; docs/performance.md).
 #pragma once
 #include <map>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -12,30 +17,25 @@ namespace moxlab {
 
 struct KvCache {
   struct Entry {
-    torch::Tensor k, v;  // [B, T_past, Hkv, hd]; k after RoPE (and a static q/k mask, if any)
+    torch::Tensor k, v;  // [B, T_past, Hkv, hd]: the cached positions (views of the buffers' first T_past)
+                         // k after RoPE (and a static q/k mask, if any)
+    torch::Tensor k_room, v_room;  // [B, capacity, Hkv, hd]: the buffers behind k and v
+    std::int64_t length() const { return k.defined() ? k.size(1) : 0; }
   };
   // The entry of one attention module, keyed by the module's address.
   Entry& at(const void* owner) { return entries_[owner]; }
   // Positions cached so far (every entry holds the same number).
-  std::int64_t length() const { return entries_.empty() ? 0 : entries_.begin()->second.k.size(1); }
-  // Keeps the first n positions (a benchmark replays one decode step).
-  void truncate(std::int64_t n) {
-    for (auto& [owner, e] : entries_) {
-      e.k = e.k.narrow(1, 0, n);
-      e.v = e.v.narrow(1, 0, n);
-    }
-  }
+  std::int64_t length() const { return entries_.empty() ? 0 : entries_.begin()->second.length(); }
+  // Keeps the first n positions (a benchmark replays one decode step); the next append overwrites the rest.
+  void truncate(std::int64_t n);
   void clear() { entries_.clear(); }
 
  private:
   std::map<const void*, Entry> entries_;
 };
 
-// Appends k, v [B, T, Hkv, hd] to the owner's entry and returns all keys and values so far.
-inline std::pair<torch::Tensor, torch::Tensor> append_kv(KvCache::Entry& e, const torch::Tensor& k, const torch::Tensor& v) {
-  e.k = e.k.defined() ? torch::cat({e.k, k}, 1) : k;
-  e.v = e.v.defined() ? torch::cat({e.v, v}, 1) : v;
-  return {e.k, e.v};
-}
+// Appends k, v [B, T, Hkv, hd] to the owner's entry and returns all keys and values so far, as views of the
+// entry's buffers: valid until the entry's next append or truncate, which may write over or move them.
+std::pair<torch::Tensor, torch::Tensor> append_kv(KvCache::Entry& e, const torch::Tensor& k, const torch::Tensor& v);
 
 }  // namespace moxlab

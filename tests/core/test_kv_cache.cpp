@@ -129,6 +129,42 @@ TEST_CASE("KvCache bookkeeping: length, truncate, clear", "[kv_cache]") {
   cache.truncate(2);
   CHECK(cache.length() == 2);
   CHECK(cache.at(&a).v.size(1) == 2);
+  CHECK_THROWS_WITH(cache.truncate(3), Catch::Contains("cannot keep 3 of 2 positions"));
   cache.clear();
   CHECK(cache.length() == 0);
+}
+
+TEST_CASE("KvCache appends in place, grows by doubling and equals concatenation", "[kv_cache]") {
+  // Two sequences (batch 2), so the returned views are strided: the buffers hold more positions than used.
+  torch::manual_seed(3);
+  KvCache cache;
+  int owner = 0;
+  KvCache::Entry& e = cache.at(&owner);
+  torch::Tensor all_k, all_v;
+  const float* room = nullptr;
+  int moves = 0;
+  for (int step = 0; step < 40; ++step) {
+    const std::int64_t t = step == 0 ? 5 : 1;  // a prompt, then one position at a time
+    const auto k = torch::randn({2, t, 3, 4}), v = torch::randn({2, t, 3, 4});
+    all_k = all_k.defined() ? torch::cat({all_k, k}, 1) : k;
+    all_v = all_v.defined() ? torch::cat({all_v, v}, 1) : v;
+    const auto [ck, cv] = append_kv(e, k, v);
+    REQUIRE(ck.size(1) == all_k.size(1));
+    CHECK(torch::equal(ck, all_k));
+    CHECK(torch::equal(cv, all_v));
+    if (e.k_room.data_ptr<float>() != room) ++moves;
+    room = e.k_room.data_ptr<float>();
+    CHECK(e.k_room.size(1) >= ck.size(1));
+  }
+  // 44 positions: the buffers hold 16, then 34, then 70 positions: allocated three times, not 40.
+  CHECK(moves == 3);
+  // Truncating keeps the buffers; the next append overwrites the positions cut off.
+  cache.truncate(10);
+  const auto k = torch::full({2, 1, 3, 4}, 7.0f), v = torch::full({2, 1, 3, 4}, 8.0f);
+  const auto [ck, cv] = append_kv(e, k, v);
+  CHECK(e.k_room.data_ptr<float>() == room);
+  CHECK(torch::equal(ck, torch::cat({all_k.narrow(1, 0, 10), k}, 1)));
+  CHECK(torch::equal(cv, torch::cat({all_v.narrow(1, 0, 10), v}, 1)));
+  CHECK_THROWS_WITH(append_kv(e, torch::zeros({1, 1, 3, 4}), torch::zeros({1, 1, 3, 4})), Catch::Contains("do not match"));
+  CHECK_THROWS_WITH(append_kv(e, torch::zeros({2, 1, 3, 4}), torch::zeros({2, 2, 3, 4})), Catch::Contains("same B and T"));
 }

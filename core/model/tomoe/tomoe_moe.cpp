@@ -176,7 +176,7 @@ torch::Tensor TomoeMoe::attention(int l, const torch::Tensor& h, KvCache* cache)
   auto k = all.narrow(1, H * qk, Hkv * qk).view({B, T, Hkv, qk});
   auto v = all.narrow(1, (H + Hkv) * qk, Hkv * hd).view({B, T, Hkv, hd});
   KvCache::Entry* past = cache ? &cache->at(&qk_rope_[l]) : nullptr;
-  const std::int64_t start = past && past->k.defined() ? past->k.size(1) : 0;
+  const std::int64_t start = past ? past->length() : 0;
   if (qk > 0) {  // with no q/k dims left every score is 0: uniform (causal) attention
     q = qk_rope_[l].apply(q, start);
     k = qk_rope_[l].apply(k, start);
