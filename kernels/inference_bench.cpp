@@ -1,5 +1,7 @@
 #include "kernels/inference_bench.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -170,6 +172,23 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
         },
         o.min_seconds);
   };
+  // Prefill speedups from adjacent calls of the dense model and a variant, in alternating order (a pair's
+  // second call does not always run in the cache state its first one leaves).
+  auto paired_speedups = [](Subject& dense, Subject& variant, const torch::Tensor& tokens, double seconds) {
+    auto call_ms = [&](Subject& s) {
+      const auto start = std::chrono::steady_clock::now();
+      s.forward(tokens, Kernels::automatic, true);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    std::vector<double> speedups;
+    const auto start = std::chrono::steady_clock::now();
+    while (speedups.size() < 2 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+      const bool dense_first = speedups.size() % 2 == 0;
+      const double first = call_ms(dense_first ? dense : variant), second = call_ms(dense_first ? variant : dense);
+      speedups.push_back(dense_first ? first / second : second / first);
+    }
+    return speedups;
+  };
   const auto h = torch::randn({o.batch, o.seq, shape.dim});
   for (auto& s : subjects) {  // warm-up: allocator, thread pools, Monarch folds
     s.forward(prefill, Kernels::automatic, false);
@@ -202,6 +221,8 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
       m.ffn_ref.push_back(time_ms([&] { s.feed_forward(h, Kernels::reference); }, o.min_seconds));
     }
   }
+  if (o.paired_seconds > 0)
+    for (std::size_t i = 1; i < subjects.size(); ++i) rows[i].paired_speedups = paired_speedups(subjects[0], subjects[i], prefill, o.paired_seconds);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     auto& r = rows[i];
     const auto& m = samples[i];
@@ -249,6 +270,30 @@ std::string format_layer_table(const std::vector<InferenceRow>& rows, const Infe
   return out;
 }
 
+// The q-quantile of sorted values (nearest rank).
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)];
+}
+
+std::string format_paired_table(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\nPrefill speedup from adjacent calls (dense and the variant alternating for %.0f s each; per pair dense ms / "
+                "variant ms)\n\n| variant | median | interquartile range | pairs |\n|---|---|---|---|\n",
+                o.paired_seconds);
+  out += buf;
+  for (const auto& r : rows) {
+    if (r.paired_speedups.empty()) continue;
+    auto sorted = r.paired_speedups;
+    std::sort(sorted.begin(), sorted.end());
+    std::snprintf(buf, sizeof buf, "| %s | %.3fx | %.3f-%.3f | %zu |\n", r.name.c_str(), quantile(sorted, 0.5), quantile(sorted, 0.25),
+                  quantile(sorted, 0.75), sorted.size());
+    out += buf;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_inference_bench(const std::vector<InferenceRow>& rows, const InferenceBenchOptions& o) {
@@ -274,6 +319,7 @@ std::string format_inference_bench(const std::vector<InferenceRow>& rows, const 
                   (or_dash(r.decode_reference_ms, "%.3f") + " / " + or_dash(r.decode_sparse_ms, "%.3f")).c_str());
     out += buf;
   }
+  if (o.paired_seconds > 0) out += format_paired_table(rows, o);
   if (dense.attn_ms > 0) out += format_layer_table(rows, o);
   for (const auto& r : rows) {
     if (r.prefill_ops.empty()) continue;

@@ -4,7 +4,8 @@
 //            as before generation; the keys and values it computes are what the KV cache would hold);
 //   forward: the same batch with every position's logits (scoring, perplexity, zero-shot evaluation);
 //   decode:  batch 1, the token after a T-token prompt held in the KV cache;
-//   layer 0's attention and FFN alone at the prefill shape.
+//   layer 0's attention and FFN alone at the prefill shape;
+//   optionally, prefill speedups from pairs of adjacent calls (dense and the variant alternating).
 // Variants are timed round-robin within every repeat (drift hits all alike); medians are reported,
 // speedups are dense median / variant median, and the ideal speedup is the ratio of forward FLOPs per
 // token (2 x activated matmul parameters, the output head counted for the positions that run it, +
@@ -40,6 +41,10 @@ struct InferenceBenchOptions {
   double min_seconds = 0.15;  // each timing repeats the forward until this much time has passed
   bool per_layer = true;
   int profile_top = 0;  // > 0: also profile each variant's default prefill op by op and list this many ops
+  // > 0: also time each variant's prefill against dense's call by call, alternating (dense first, then the
+  // variant first) for this many seconds per variant: each pair's ratio sees the same machine state, so
+  // their median is a steadier speedup than the ratio of medians on a machine that drifts between phases.
+  double paired_seconds = 0;
 };
 
 struct InferenceRow {
@@ -54,6 +59,7 @@ struct InferenceRow {
   double attn_ms = 0, ffn_ms = 0;              // layer 0 at the prefill shape, sparse form
   double attn_reference_ms = 0, ffn_reference_ms = 0;
   std::vector<double> prefill_samples;
+  std::vector<double> paired_speedups;  // with paired_seconds: dense / variant prefill time of each adjacent pair
   std::vector<OpTime> prefill_ops;  // with profile_top: the default prefill, op by op
 };
 

@@ -1,5 +1,5 @@
 // `moxlab bench train --config FILE.toml [--steps N] [--repeats R]`
-// `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F]`
+// `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F] [--paired S]`
 // `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
 // `moxlab bench matmul --config FILE.toml [--rows 1,64,128,512] [--repeats R]`
 // Training throughput and model FLOP utilisation: tokens/s over timed optimiser steps (after warm-up)
@@ -183,6 +183,10 @@ void register_bench(CLI::App& app) {
       ->check(CLI::ExistingFile);
   infer->add_option("--vocab", i->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
   infer->add_flag("--no-layers", i->no_layers, "skip the per-layer timings");
+  infer->add_option("--paired", i->bench.paired_seconds,
+                    "also time each variant's prefill against dense's in adjacent calls, alternating, for this many seconds "
+                    "(median and quartiles of the per-pair speedups)")
+      ->check(CLI::NonNegativeNumber);
   infer->add_option("--profile", i->bench.profile_top, "also list each variant's N costliest ops in prefill (LibTorch profiler)")
       ->check(CLI::NonNegativeNumber);
   infer->callback([i]() {

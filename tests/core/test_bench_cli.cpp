@@ -1,5 +1,5 @@
 // `moxlab bench infer` end to end on a micro shape: every variant is timed and reported with its speedup
-// and FLOP-ideal, an op profile on request, and bad requests are one-line errors.
+// and FLOP-ideal, an op profile and paired speedups on request, and bad requests are one-line errors.
 #include "tests/core/torch_catch.h"
 
 #include "kernels/op_profile.h"
@@ -20,9 +20,14 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   CHECK(r.out.find("Layer 0 alone") != std::string::npos);
   CHECK(r.out.find("| dense | 100.0% |") != std::string::npos);  // the baseline's own ratios are 1
 
-  auto some = run_cli(seq32 + " --variants mohd_50 --no-layers --profile 3", dir);
+  auto some = run_cli(seq32 + " --variants mohd_50 --no-layers --profile 3 --paired 0.2", dir);
   REQUIRE(some.exit_code == 0);
   CHECK(some.out.find("| mohd_50 |") != std::string::npos);
+  // The paired table: a row per variant (not dense), after the model table.
+  const auto paired = some.out.find("Prefill speedup from adjacent calls");
+  REQUIRE(paired != std::string::npos);
+  CHECK(some.out.find("| mohd_50 | ", paired) != std::string::npos);
+  CHECK(some.out.find("| dense |", paired) == std::string::npos);
   CHECK(some.out.find("| moh_50 |") == std::string::npos);
   CHECK(some.out.find("Layer 0 alone") == std::string::npos);
   // The op profile: each variant's costliest ops by name and input shapes, three rows and the total.
@@ -36,6 +41,8 @@ TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad r
   auto heads = run_cli(seq32 + " --set model.n_heads=6 --set model.n_kv_heads=3", dir);
   CHECK(heads.exit_code != 0);
   CHECK(heads.err.find("moh_75 needs model.n_heads divisible by 4") != std::string::npos);
+  auto negative = run_cli(seq32 + " --paired -1", dir);
+  CHECK(negative.exit_code != 0);
   auto seq = run_cli(base + " --seq 128", dir);
   CHECK(seq.exit_code != 0);
   CHECK(seq.err.find("--seq plus the decoded token is longer than model.max_seq_len") != std::string::npos);
