@@ -83,7 +83,11 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
     if (layout == "grouped" || matmuls <= 2 * routed) {
       auto inverse = torch::empty({s.tokens}, torch::kLong);
       std::int64_t* inv = inverse.data_ptr<std::int64_t>();
-      for (std::int64_t r = 0; r < s.tokens; ++r) inv[o[r]] = r;
+      s.identity = true;
+      for (std::int64_t r = 0; r < s.tokens; ++r) {
+        inv[o[r]] = r;
+        s.identity = s.identity && o[r] == r;
+      }
       s.grouped = true;
       s.order = order.to(active.device());
       s.inverse = inverse.to(active.device());
@@ -96,11 +100,11 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
 }
 
 torch::Tensor BlockSelection::to_rows(const torch::Tensor& per_token) const {
-  return grouped ? per_token.index_select(0, order) : per_token;
+  return grouped && !identity ? per_token.index_select(0, order) : per_token;
 }
 
 torch::Tensor BlockSelection::from_rows(const torch::Tensor& rows) const {
-  return grouped ? rows.index_select(0, inverse) : rows;
+  return grouped && !identity ? rows.index_select(0, inverse) : rows;
 }
 
 torch::Tensor block_sparse_input_linear(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s,

@@ -33,6 +33,8 @@ struct BlockSelection {
   };
   bool grouped = false;
   torch::Tensor order, inverse;      // grouped: row r holds token order[r]; token m sits at row inverse[m]
+  bool identity = false;             // grouped with every token at its own row (a decode step's one token):
+                                     // to_rows and from_rows return their input
   std::vector<Group> groups;         // grouped
   std::vector<torch::Tensor> users;  // per-block layout: for each block i >= shared, the tokens using it (int64)
 

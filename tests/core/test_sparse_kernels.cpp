@@ -146,6 +146,22 @@ TEST_CASE("Block-sparse input and output maps read and write only active blocks 
   CHECK_THROWS(BlockSelection::from_mask(active, 1));
 }
 
+TEST_CASE("A grouped selection whose rows are its tokens in order passes tensors through to_rows and from_rows", "[kernels]") {
+  const auto x = torch::arange(12, torch::kFloat).view({3, 4});
+  // One token (a decode step), and tokens whose sets of blocks are already in sorted order: identity.
+  const auto one = BlockSelection::from_mask(torch::tensor({true, false, true}).view({1, 3}), 1, "grouped");
+  CHECK(one.identity);
+  CHECK(one.to_rows(x.narrow(0, 0, 1)).data_ptr() == x.data_ptr());
+  const auto sorted = BlockSelection::from_mask(torch::tensor({true, true, false, true, true, false, true, false, true}).view({3, 3}), 1, "grouped");
+  CHECK(sorted.identity);  // keys 1, 1, 2 (bit i: routed block i)
+  CHECK(sorted.from_rows(x).data_ptr() == x.data_ptr());
+  // Out of order: rows are a permutation, and from_rows undoes to_rows.
+  const auto mixed = BlockSelection::from_mask(torch::tensor({true, false, true, true, true, false, true, true, false}).view({3, 3}), 1, "grouped");
+  CHECK_FALSE(mixed.identity);
+  CHECK(torch::equal(mixed.to_rows(x), x.index_select(0, torch::tensor({1, 2, 0}))));
+  CHECK(torch::equal(mixed.from_rows(mixed.to_rows(x)), x));
+}
+
 TEST_CASE("Block-sparse maps equal the masked dense matrices on random selections", "[kernels]") {
   torch::manual_seed(3);
   const int M = 37, N = 6, shared = 2, d = 48, b = d / N;
