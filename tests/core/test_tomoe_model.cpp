@@ -8,9 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/common/error.h"
+#include "core/data/tokenizer.h"
+#include "core/io/llama2c_import.h"
+#include "core/model/kv_cache.h"
 #include "core/model/tomoe/tomoe_conversion.h"
 #include "core/model/tomoe/tomoe_modules.h"
 #include "core/model/tomoe/tomoe_moe.h"
@@ -410,6 +415,57 @@ TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated mode
   CHECK_THROWS_WITH(TomoeMoe::load(plain), Catch::Contains("is not a ToMoE MoE export"));
   Transformer unconverted(tomoe_options());
   CHECK_THROWS_WITH(TomoeMoe::extract(unconverted), Catch::Contains("convert the model first"));
+}
+
+TEST_CASE("ToMoE export of stories260K on real text equals the gated model (experts, masked W_O, kept q/k, KV cache)",
+          "[tomoe][model][export][import]") {
+  const std::string shared = MOXLAB_SHARED_DATA;
+  const std::string weights = shared + "/models/stories260K/stories260K.bin", tok = "llama2c:" + shared + "/models/stories260K/tok512.bin";
+  const std::string text = shared + "/corpora/books/tiny_shakespeare_input.txt";
+  if (!std::filesystem::exists(weights) || !std::filesystem::exists(text)) {
+    WARN("skipping: ../shared/data not found (stories260K model, tiny Shakespeare)");
+    return;
+  }
+  // The pretrained dense weights under ToMoE gates (random hypernetwork; offset 0 keeps about half of each
+  // mask), converted on real text, then the MoE export against the gated model on the next real text.
+  ImportedModel dense = import_llama2c(weights, tok);
+  std::ifstream in(text);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto ids = load_tokenizer(tok)->encode(buf.str().substr(0, 8000));
+  REQUIRE(ids.size() >= 8 * 64);
+  const auto all = torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + 8 * 64)).view({8, 64});
+  const auto calibration = all.narrow(0, 0, 4), tokens = all.narrow(0, 4, 4);
+  ModelOptions o = dense.config.model;
+  o.attention = o.ffn = "tomoe";
+  o.tomoe.offset = 0.0;
+  o.tomoe.conversion = "paper";  // K = the mean kept count: about half the head dims (the code rule keeps the widest token's)
+  Transformer model(o);
+  model.init_weights(3);
+  copy_dense_weights(*dense.model, model);
+  torch::manual_seed(5);
+  const TomoeConversion c = convert_to_tomoe_moe(model, {calibration});
+  const TomoeMoe moe = TomoeMoe::extract(model);
+  // Some layer keeps at most 5 of the 8 head dims (W_O by kept dims) and every FFN is cut.
+  CHECK(*std::min_element(c.vo_top_k.begin(), c.vo_top_k.end()) <= 5);
+  for (int w : c.mlp_width) CHECK(w < o.resolved_ffn_hidden());
+  torch::Tensor gated;
+  {
+    torch::NoGradGuard ng;
+    gated = model.forward(tokens);
+  }
+  const int before = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    at::set_num_threads(threads);
+    CHECK(torch::allclose(moe.forward(tokens), gated, 1e-4, 1e-4));
+    // A 48-token prompt, then one token at a time against the KV cache.
+    KvCache cache;
+    std::vector<torch::Tensor> parts = {moe.forward(tokens.narrow(1, 0, 48), &cache)};
+    for (std::int64_t t = 48; t < 64; ++t) parts.push_back(moe.forward(tokens.narrow(1, t, 1), &cache));
+    CHECK(torch::allclose(torch::cat(parts, 1), gated, 1e-4, 1e-4));
+  }
+  at::set_num_threads(before);
 }
 
 TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — conversion keeps every dense weight",
