@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/fused/huge_pages.h"
 #include "kernels/fused/vec8.h"
 #include "kernels/sparse/row_parts.h"
 
@@ -217,7 +218,7 @@ torch::Tensor pack_weight(const torch::Tensor& w) {
   const auto n = w.size(0), k = w.size(1), panels = (n + kPanel - 1) / kPanel;
   auto padded = torch::zeros({panels * kPanel, k}, w.options());
   padded.narrow(0, 0, n).copy_(w);
-  return padded.view({panels, kPanel, k}).transpose(1, 2).contiguous();
+  return copy_to_huge_pages(padded.view({panels, kPanel, k}).transpose(1, 2));
 }
 
 torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor& up) {
@@ -228,7 +229,7 @@ torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor&
   padded[0].narrow(0, 0, width).copy_(gate);
   padded[1].narrow(0, 0, width).copy_(up);
   // [2, panels, 8, K] -> [panels, 2, 8, K] -> [panels, K, 16]: gate's 8 columns, then up's.
-  return padded.view({2, panels, 8, k}).permute({1, 3, 0, 2}).reshape({panels, k, kPanel}).contiguous();
+  return copy_to_huge_pages(padded.view({2, panels, 8, k}).permute({1, 3, 0, 2}).reshape({panels, k, kPanel}));
 }
 
 torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b) {
@@ -237,7 +238,7 @@ torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b) {
   const auto blocks = w.size(0) / b, k = w.size(1), panels = (b + kPanel - 1) / kPanel;
   auto padded = torch::zeros({blocks, panels * kPanel, k}, w.options());
   padded.narrow(1, 0, b).copy_(w.reshape({blocks, b, k}));
-  return padded.view({blocks, panels, kPanel, k}).transpose(2, 3).contiguous();
+  return copy_to_huge_pages(padded.view({blocks, panels, kPanel, k}).transpose(2, 3));
 }
 
 RowMap row_map(const torch::Tensor& t, const std::int64_t* index) {

@@ -3,7 +3,12 @@
 // and every panel tail, input ranges,
 // bias, accumulation, gathered and scattered rows and the SwiGLU packing; and the head-dim masked product
 // (kernels/fused/head_dim_masked_matmul.h) on the same packings.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 #include "kernels/fused/head_dim_masked_matmul.h"
+#include "kernels/fused/huge_pages.h"
 #include "kernels/fused/packed_matmul.h"
 #include "torch_catch.h"
 
@@ -264,4 +269,54 @@ TEST_CASE("Packed products refuse what they cannot do", "[kernels]") {
   CHECK_THROWS(pack_head_dim_major(w, 3));  // 8 input columns are not whole heads of 3
   const auto mask = torch::ones({2, 4});
   CHECK_THROWS(head_dim_masked_matmul(row_map(x), 2, packed_weight(pack_weight(w), 20), 3, mask.data_ptr<float>(), 4, row_map(y)));
+}
+
+namespace {
+// AnonHugePages of the mapping holding `address` in /proc/self/smaps, in kB (-1: not found).
+long huge_kb_at(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long begin = 0, end = 0;
+    char sep = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx%c", &begin, &end, &sep) == 3 && sep == ' ') {  // a mapping's first line
+      inside = begin <= at && at < end;
+      continue;
+    }
+    long kb = 0;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) return kb;
+  }
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("Packed weights live in huge-page chunks that their tensors keep mapped", "[kernels]") {
+  // Values and shape kept, cache-line aligned; a small tensor stays in ordinary memory.
+  const auto small = torch::randn({16, 16});
+  const auto small_copy = copy_to_huge_pages(small);
+  CHECK(torch::equal(small_copy, small));
+  CHECK(small_copy.data_ptr() != small.data_ptr());
+  // Two 40 MB tensors: each needs a chunk of its own (chunks are 32 MiB); the first chunk stays mapped
+  // while its tensor lives, and goes when it is freed.
+  const auto big = torch::randn({10 << 20});
+  auto a = copy_to_huge_pages(big);
+  const auto after_a = huge_page_chunks();
+  CHECK(torch::equal(a, big));
+  CHECK(reinterpret_cast<std::uintptr_t>(a.data_ptr()) % 64 == 0);
+  auto b = copy_to_huge_pages(big.view({1024, -1}));
+  CHECK(b.sizes() == torch::IntArrayRef({1024, 10 << 10}));
+  CHECK(huge_page_chunks() == after_a + 1);
+  CHECK(torch::equal(b.flatten(), big));
+  // Where the kernel backs advised memory with huge pages, the written chunk holds some.
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (mode.find("[always]") != std::string::npos || mode.find("[madvise]") != std::string::npos) {
+    CHECK(huge_kb_at(b.data_ptr()) >= 2048);
+  } else {
+    WARN("transparent huge pages are off here (" << mode << "): not checking the chunk's pages");
+  }
+  a = torch::Tensor();
+  CHECK(huge_page_chunks() == after_a);
+  CHECK(torch::equal(b.flatten(), big));
 }
