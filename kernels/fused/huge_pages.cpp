@@ -1,8 +1,9 @@
 #include "kernels/fused/huge_pages.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
