@@ -78,9 +78,9 @@ torch::Tensor copy_to_huge_pages(const torch::Tensor& x) {
       chunk->used += bytes;
     }
   }
-  if (!chunk) return x.contiguous().clone();
-  auto t = torch::from_blob(at, x.sizes(), [chunk](void*) mutable { chunk.reset(); }, x.options());
-  t.copy_(x);
+  auto t = chunk ? torch::from_blob(at, x.sizes(), [chunk](void*) mutable { chunk.reset(); }, x.options())
+                 : torch::empty(x.sizes(), x.options());
+  t.copy_(x);  // one copy from x's layout, in a chunk or not
   return t;
 }
 
