@@ -9,6 +9,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/config/config_key.h"
 #include "core/config/schema.h"
 
 namespace moxlab {
@@ -314,6 +315,10 @@ void validate(const Config& c) {
     require(e.find('=') != std::string::npos && e.find('=') > 0,
             "data.extra entries must be DOMAIN=PATH, got '" + e + "'");
   require(c.data.corpus != "none" || !c.data.extra.empty(), "data.corpus = none needs at least one data.extra source");
+}
+
+void set_config_key(Config& cfg, const std::string& key, const ConfigValue& value, const std::string& origin) {
+  bind(cfg).set(key, value, origin);
 }
 
 std::vector<std::string> describe_config_keys() {
