@@ -38,6 +38,7 @@ std::size_t distance(const std::string& a, const std::string& b) {
 
 std::string fmt_number(double v) {
   std::ostringstream os;
+  os.precision(15);  // integers up to 15 digits exactly (5000000, not 5e+06)
   os << v;
   return os.str();
 }

@@ -8,6 +8,7 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/formats/hf_checkpoint_layout.h"
 #include "core/io/safetensors.h"
 
 namespace moxlab {
@@ -15,12 +16,6 @@ namespace moxlab {
 namespace {
 
 std::string layer_prefix(int l) { return "model.layers." + std::to_string(l) + "."; }
-
-std::string shape_str(at::IntArrayRef s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 struct Parts {
   BlockImpl* block;
@@ -114,96 +109,44 @@ void export_hf(const Transformer& model, const std::string& dir, const std::stri
 
 ImportedModel import_hf(const std::string& dir, const std::string& tokenizer_spec) {
   const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(cfg_path));
-  } catch (const nlohmann::json::exception&) {
-    throw Error("HF config " + cfg_path + " is not valid JSON");
-  }
-  require(j.is_object(), "HF config " + cfg_path + " is not a JSON object");
-  std::string arch_name = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "(none)";
-  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-      j["architectures"][0].is_string())
-    arch_name = j["architectures"][0].get<std::string>();
-  bool qwen;
-  if (arch_name == "LlamaForCausalLM" || arch_name == "llama") qwen = false;
-  else if (arch_name == "Qwen2ForCausalLM" || arch_name == "qwen2") qwen = true;
-  else throw Error("unknown HF architecture '" + arch_name + "' in " + cfg_path + " (LlamaForCausalLM or Qwen2ForCausalLM)");
-
-  auto get_int = [&](const char* key) -> int {
-    require(j.contains(key) && j[key].is_number_integer(), "HF config " + cfg_path + " lacks integer " + key);
-    return j[key].get<int>();
-  };
-  Config cfg;
-  try {
-    // Variants whose computation moxlab's Transformer does not reproduce are refused, not approximated.
-    require(!j.value("attention_bias", false) || qwen, "HF config " + cfg_path + ": attention_bias (o_proj bias) is not supported");
-    require(!j.value("mlp_bias", false), "HF config " + cfg_path + ": mlp_bias is not supported");
-    require(j.value("hidden_act", std::string("silu")) == "silu", "HF config " + cfg_path + ": only hidden_act silu is supported");
-    require(!j.contains("rope_scaling") || j["rope_scaling"].is_null(), "HF config " + cfg_path + ": rope_scaling is not supported");
-    require(!j.value("use_sliding_window", false), "HF config " + cfg_path + ": sliding-window attention is not supported");
-    cfg.run.name = "import-hf";
-    cfg.run.kind = "import";
-    ModelOptions& m = cfg.model;
-    m.dim = get_int("hidden_size");
-    m.ffn_hidden = get_int("intermediate_size");
-    m.n_heads = get_int("num_attention_heads");
-    m.n_kv_heads = j.contains("num_key_value_heads") ? get_int("num_key_value_heads") : m.n_heads;
-    m.n_layers = get_int("num_hidden_layers");
-    m.vocab_size = get_int("vocab_size");
-    m.max_seq_len = get_int("max_position_embeddings");
-    m.norm_eps = j.value("rms_norm_eps", 1e-6);
-    m.rope_theta = j.value("rope_theta", 10000.0);
-    m.tie_embeddings = j.value("tie_word_embeddings", false);  // transformers' default for both classes
-    m.qkv_bias = qwen;
-    require(m.n_heads > 0 && m.dim % m.n_heads == 0 && (m.dim / m.n_heads) % 2 == 0,
-            "HF config " + cfg_path + ": hidden_size must split into num_attention_heads heads of even size");
-    require(!j.contains("head_dim") || j["head_dim"].is_null() || j["head_dim"] == m.dim / m.n_heads,
-            "HF config " + cfg_path + ": head_dim other than hidden_size / num_attention_heads is not supported");
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("HF config " + cfg_path + " has a field of the wrong type (" + std::string(e.what()) + ")");
-  }
-  const ModelOptions& m = cfg.model;
+  const HfConfig hf = parse_hf_config(read_file(cfg_path), cfg_path);
+  const bool qwen = hf.qwen;
+  Config cfg = hf.config;
   cfg.data.tokenizer = tokenizer_spec;
-  cfg.train.seq_len = std::min(cfg.train.seq_len, m.max_seq_len);
-  validate(cfg);
+  const ModelOptions& m = cfg.model;
 
   const SafeTensors st = read_safetensors(st_path);
-  auto take = [&](const std::string& name, std::vector<std::int64_t> shape) -> const torch::Tensor& {
-    auto it = st.tensors.find(name);
-    require(it != st.tensors.end(), "missing tensor " + name + " in " + st_path);
-    require(it->second.sizes().vec() == shape, "tensor " + name + " in " + st_path + " has shape " +
-                                                   shape_str(it->second.sizes()) + ", expected " + shape_str(shape));
-    return it->second;
-  };
+  TensorShapes present;
+  for (const auto& [name, t] : st.tensors) present[name] = t.sizes().vec();
+  require_hf_tensors(present, m, qwen, st_path);  // before the model is built: the file backs every size
+  auto take = [&](const std::string& name) -> const torch::Tensor& { return st.tensors.at(name); };
 
   auto model = std::make_shared<Transformer>(m);
-  const std::int64_t D = m.dim, hd = m.head_dim(), F = m.ffn_hidden, V = m.vocab_size;
-  const std::int64_t q_dim = m.n_heads * hd, kv_dim = m.n_kv_heads * hd;
+  const int hd = m.head_dim();
   torch::NoGradGuard ng;
-  model->tok_embeddings->weight.copy_(take("model.embed_tokens.weight", {V, D}));
+  model->tok_embeddings->weight.copy_(take("model.embed_tokens.weight"));
   for (int l = 0; l < m.n_layers; ++l) {
     const Parts p = layer_parts(*model, l, "import of " + dir);
     const std::string pre = layer_prefix(l) + "self_attn.";
-    p.attn->wq->weight.copy_(rope_half_to_interleaved(take(pre + "q_proj.weight", {q_dim, D}), m.n_heads, hd));
-    p.attn->wk->weight.copy_(rope_half_to_interleaved(take(pre + "k_proj.weight", {kv_dim, D}), m.n_kv_heads, hd));
-    p.attn->wv->weight.copy_(take(pre + "v_proj.weight", {kv_dim, D}));
-    p.attn->wo->weight.copy_(take(pre + "o_proj.weight", {D, q_dim}));
+    p.attn->wq->weight.copy_(rope_half_to_interleaved(take(pre + "q_proj.weight"), m.n_heads, hd));
+    p.attn->wk->weight.copy_(rope_half_to_interleaved(take(pre + "k_proj.weight"), m.n_kv_heads, hd));
+    p.attn->wv->weight.copy_(take(pre + "v_proj.weight"));
+    p.attn->wo->weight.copy_(take(pre + "o_proj.weight"));
     if (qwen) {
-      p.attn->wq->bias.copy_(rope_half_to_interleaved(take(pre + "q_proj.bias", {q_dim}), m.n_heads, hd));
-      p.attn->wk->bias.copy_(rope_half_to_interleaved(take(pre + "k_proj.bias", {kv_dim}), m.n_kv_heads, hd));
-      p.attn->wv->bias.copy_(take(pre + "v_proj.bias", {kv_dim}));
+      p.attn->wq->bias.copy_(rope_half_to_interleaved(take(pre + "q_proj.bias"), m.n_heads, hd));
+      p.attn->wk->bias.copy_(rope_half_to_interleaved(take(pre + "k_proj.bias"), m.n_kv_heads, hd));
+      p.attn->wv->bias.copy_(take(pre + "v_proj.bias"));
     }
     const std::string mlp = layer_prefix(l) + "mlp.";
-    p.ffn->w1->weight.copy_(take(mlp + "gate_proj.weight", {F, D}));
-    p.ffn->w3->weight.copy_(take(mlp + "up_proj.weight", {F, D}));
-    p.ffn->w2->weight.copy_(take(mlp + "down_proj.weight", {D, F}));
-    p.block->attn_norm->weight.copy_(take(layer_prefix(l) + "input_layernorm.weight", {D}));
-    p.block->ffn_norm->weight.copy_(take(layer_prefix(l) + "post_attention_layernorm.weight", {D}));
+    p.ffn->w1->weight.copy_(take(mlp + "gate_proj.weight"));
+    p.ffn->w3->weight.copy_(take(mlp + "up_proj.weight"));
+    p.ffn->w2->weight.copy_(take(mlp + "down_proj.weight"));
+    p.block->attn_norm->weight.copy_(take(layer_prefix(l) + "input_layernorm.weight"));
+    p.block->ffn_norm->weight.copy_(take(layer_prefix(l) + "post_attention_layernorm.weight"));
   }
-  model->norm->weight.copy_(take("model.norm.weight", {D}));
+  model->norm->weight.copy_(take("model.norm.weight"));
   // When tied, transformers ignores any stored lm_head.weight, and so does this.
-  if (!m.tie_embeddings) model->output->weight.copy_(take("lm_head.weight", {V, D}));
+  if (!m.tie_embeddings) model->output->weight.copy_(take("lm_head.weight"));
   return {cfg, model};
 }
 

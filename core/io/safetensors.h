@@ -21,7 +21,8 @@ struct SafeTensors {
 void write_safetensors(const std::string& path, const std::map<std::string, torch::Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
-// Throws Error naming the file for a missing, truncated or malformed file or an unsupported dtype.
+// Throws Error naming the file for a missing, truncated or malformed file, an unsupported dtype, bytes
+// that belong to no tensor, or a NaN/Inf value (naming the tensor): see core/formats/safetensors_format.h.
 SafeTensors read_safetensors(const std::string& path);
 
 }  // namespace moxlab
