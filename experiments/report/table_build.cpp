@@ -164,9 +164,11 @@ Selection select_runs(const TableSelect& sel, const RunStore& store, bool with_c
     d.record = std::move(r);
     candidates.push_back(std::move(d));
   }
-  for (const auto& [key, value] : sel.where)
+  for (const auto& kv : sel.where) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    const std::string& key = kv.first;
     require(std::any_of(candidates.begin(), candidates.end(), [&](const RunData& d) { return d.get(key); }),
             "select.where key '" + key + "' is not a config key of any candidate run in " + store.path());
+  }
   for (auto& d : candidates) {
     const bool keep = std::all_of(sel.where.begin(), sel.where.end(), [&](const auto& kv) {
       return where_matches(d.get(kv.first), kv.second);
