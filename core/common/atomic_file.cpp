@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/process_probe.h"
 
 namespace moxlab {
 
@@ -40,6 +41,25 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     throw Error("cannot write " + path + ": " + why);
   }
   fsync_path(target.has_parent_path() ? target.parent_path().string() : ".");
+}
+
+std::vector<std::string> remove_orphaned_temp_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (process_alive(static_cast<pid_t>(std::stol(pid_text)))) continue;
+    std::error_code rm;
+    if (fs::remove(it->path(), rm)) removed.push_back(it->path().string());
+  }
+  return removed;
 }
 
 void write_text_atomically(const std::string& path, const std::string& content) {

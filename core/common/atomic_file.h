@@ -3,12 +3,18 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace moxlab {
 
 // Calls write(tmp_path) to produce the file, then atomically moves it to path.
 // The temporary is removed if write throws.
 void write_file_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
+
+// Removes the temporaries "<path>.tmp.<pid>" that writers killed mid-write left behind: those whose
+// pid is no live process of this host. A live writer's (a concurrent save) is kept. Returns the
+// removed files. (One host writes a file at a time: a pid cannot be probed on another.)
+std::vector<std::string> remove_orphaned_temp_files(const std::string& path);
 
 // Convenience form for in-memory content.
 void write_text_atomically(const std::string& path, const std::string& content);

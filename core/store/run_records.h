@@ -36,6 +36,10 @@ struct RunRecord {
   std::optional<std::int64_t> parent_run;
   std::optional<std::int64_t> sweep_id;
   std::vector<std::string> tags;  // stored as a JSON array of strings
+  // The process holding a running run, "host:pid" (run_liveness.h), and its last heartbeat (unset
+  // while it has not beaten; only long runs beat). create_run fills worker for a run created running.
+  std::string worker;
+  std::optional<double> heartbeat;
 };
 
 // Which runs find_runs returns; unset fields match everything.

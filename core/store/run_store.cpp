@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -20,7 +21,9 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/common/process_probe.h"
 #include "core/common/sha256.h"
+#include "core/store/run_liveness.h"
 #include "core/store/run_store_impl.h"
 #include "core/store/run_store_schema.h"
 #include "core/store/sqlite_error.h"
@@ -40,10 +43,9 @@ const char* const kRunColumns =
     "id, name, kind, status, config_json, config_hash, seed, git_rev, data_digest, host, error, "
     "created_at, started_at, finished_at, parent_run, sweep_id, tags";
 
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
+// The columns read_run reads. A read-only store of schema 2 (not migrated) has no worker yet.
+std::string run_columns(int schema_version) {
+  return std::string(kRunColumns) + (schema_version >= 3 ? ", worker, heartbeat" : ", '' AS worker, NULL AS heartbeat");
 }
 
 RunRecord read_run(SQLite::Statement& q) {
@@ -65,6 +67,8 @@ RunRecord read_run(SQLite::Statement& q) {
   r.parent_run = optional_int(q.getColumn(14));
   r.sweep_id = optional_int(q.getColumn(15));
   r.tags = nlohmann::json::parse(q.getColumn(16).getString()).get<std::vector<std::string>>();
+  r.worker = q.getColumn(17).getString();
+  r.heartbeat = optional_real(q.getColumn(18));
   return r;
 }
 
@@ -73,32 +77,62 @@ RunRecord read_run(SQLite::Statement& q) {
 
 namespace {
 
+// "file:PATH?immutable=1" with the characters a URI path cannot hold escaped.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  const std::string absolute = std::filesystem::absolute(path).string();
+  for (const unsigned char c : absolute) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      uri += buf;
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// Opens a store read-only. Reading a WAL database needs its -shm index; when SQLite can neither find
+// nor create it (a read-only directory), the file is read as immutable: no locks, no WAL. No writer
+// is at work then (it would have created the -shm), and the next open sees what a later one writes.
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path, int busy_timeout_ms, int& version) {
+  try {
+    auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY, busy_timeout_ms);
+    version = run_store_schema_version(*db);  // the first read: this is where a missing -shm fails
+    return db;
+  } catch (const SQLite::Exception& e) {
+    const int code = (e.getExtendedErrorCode() >= 0 ? e.getExtendedErrorCode() : e.getErrorCode()) & 0xff;
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) throw;
+  }
+  auto db = std::make_unique<SQLite::Database>(immutable_uri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                               busy_timeout_ms);
+  version = run_store_schema_version(*db);
+  return db;
+}
+
 // Connects and brings the file to WAL mode and the current schema. Idempotent, so it can be retried.
-std::unique_ptr<SQLite::Database> connect(const std::string& path, const RunStoreOptions& options) {
-  const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  auto db = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
-  if (!options.read_only) {
+std::unique_ptr<SQLite::Database> connect(const std::string& path, const RunStoreOptions& options, int& version) {
+  if (options.read_only) {
+    auto db = open_read_only(path, options.busy_timeout_ms, version);
+    db->exec("PRAGMA foreign_keys=ON");
+    require(version > 0, "run store " + path + " has no moxlab schema");
+    require(version <= kRunStoreSchemaVersion,
+            "run store " + path + " has schema version " + std::to_string(version) +
+                " but this moxlab understands up to " + std::to_string(kRunStoreSchemaVersion));
+    return db;
+  }
+  auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, options.busy_timeout_ms);
+  {
     // WAL lets readers and one writer proceed together; the setting is persistent in the file.
     SQLite::Statement wal(*db, "PRAGMA journal_mode=WAL");
     wal.executeStep();
     db->exec("PRAGMA synchronous=NORMAL");  // durable across process crashes; WAL keeps it consistent
   }
   db->exec("PRAGMA foreign_keys=ON");  // per connection: metrics of a non-existent run are refused
-  if (options.read_only) {
-    const int version = run_store_schema_version(*db);
-    require(version > 0, "run store " + path + " has no moxlab schema");
-    require(version <= kRunStoreSchemaVersion,
-            "run store " + path + " has schema version " + std::to_string(version) +
-                " but this moxlab understands up to " + std::to_string(kRunStoreSchemaVersion));
-  } else {
-    ensure_run_store_schema(*db, path);
-  }
+  ensure_run_store_schema(*db, path);
+  version = kRunStoreSchemaVersion;
   return db;
-}
-
-bool is_busy(const SQLite::Exception& e) {
-  const int code = (e.getExtendedErrorCode() >= 0 ? e.getExtendedErrorCode() : e.getErrorCode()) & 0xff;
-  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
 }
 
 }  // namespace
@@ -119,10 +153,10 @@ RunStore::RunStore(const std::string& path, RunStoreOptions options) : impl_(std
   std::minstd_rand jitter(static_cast<unsigned>(::getpid()));
   for (;;) {
     try {
-      impl_->db = connect(path, options);
+      impl_->db = connect(path, options, impl_->schema_version);
       return;
     } catch (const SQLite::Exception& e) {
-      if (!is_busy(e) || std::chrono::steady_clock::now() >= deadline) throw sqlite_error(e, path, "open");
+      if (!is_busy(e) || std::chrono::steady_clock::now() >= deadline) throw_sqlite_error(e, path, "open");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5 + jitter() % 20));
   }
@@ -147,8 +181,8 @@ std::int64_t RunStore::create_run(const RunRecord& run) {
     auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db,
                         "INSERT INTO runs(name, kind, status, config_json, config_hash, seed, git_rev, data_digest, "
-                        "host, error, created_at, started_at, finished_at, parent_run, sweep_id, tags) "
-                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                        "host, error, created_at, started_at, finished_at, parent_run, sweep_id, tags, worker, heartbeat) "
+                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     q.bind(1, run.name);
     q.bind(2, run.kind);
     q.bind(3, to_string(run.status));
@@ -165,6 +199,8 @@ std::int64_t RunStore::create_run(const RunRecord& run) {
     bind_optional(q, 14, run.parent_run);
     bind_optional(q, 15, run.sweep_id);
     q.bind(16, nlohmann::json(run.tags).dump());
+    q.bind(17, run.worker.empty() && run.status == RunStatus::running ? this_worker_id() : run.worker);
+    bind_optional(q, 18, run.heartbeat);
     q.exec();
     const std::int64_t id = db.getLastInsertRowid();
     tx.commit();
@@ -176,9 +212,12 @@ void RunStore::update_status(std::int64_t run, RunStatus status, const std::stri
   const std::string action = "set status of run " + std::to_string(run);
   live(impl_).guarded(action, [&](SQLite::Database& db) {
     auto tx = live(impl_).write_transaction();
-    // Resuming (-> running) clears finished_at; the first start and the first end are kept.
+    // Resuming (-> running) clears finished_at and makes this process the worker; the first start and
+    // the first end are kept.
     SQLite::Statement q(db,
                         "UPDATE runs SET status = ?1, error = ?2, "
+                        "worker = CASE WHEN ?1 = 'running' THEN ?6 ELSE worker END, "
+                        "heartbeat = CASE WHEN ?1 = 'running' THEN NULL ELSE heartbeat END, "
                         "started_at = CASE WHEN ?1 = 'running' THEN COALESCE(started_at, ?3) ELSE started_at END, "
                         "finished_at = CASE WHEN ?1 = 'running' THEN NULL "
                         "                   WHEN ?4 THEN COALESCE(finished_at, ?3) ELSE finished_at END "
@@ -188,8 +227,22 @@ void RunStore::update_status(std::int64_t run, RunStatus status, const std::stri
     q.bind(3, unix_now());
     q.bind(4, is_terminal(status) ? 1 : 0);
     q.bind(5, static_cast<int64_t>(run));
+    q.bind(6, this_worker_id());
     if (q.exec() == 0) live(impl_).no_run(run);
     tx.commit();
+  });
+}
+
+bool RunStore::heartbeat_run(std::int64_t run) {
+  return live(impl_).guarded("heartbeat run " + std::to_string(run), [&](SQLite::Database& db) {
+    auto tx = live(impl_).write_transaction();
+    SQLite::Statement q(db, "UPDATE runs SET heartbeat = ? WHERE id = ? AND worker = ? AND status = 'running'");
+    q.bind(1, unix_now());
+    q.bind(2, static_cast<int64_t>(run));
+    q.bind(3, this_worker_id());
+    const bool held = q.exec() == 1;
+    tx.commit();
+    return held;
   });
 }
 
@@ -231,7 +284,7 @@ void RunStore::set_finished(std::int64_t run, std::optional<double> when) {
 
 RunRecord RunStore::get_run(std::int64_t run) const {
   return live(impl_).guarded("read run " + std::to_string(run), [&](SQLite::Database& db) {
-    SQLite::Statement q(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+    SQLite::Statement q(db, "SELECT " + run_columns(live(impl_).schema_version) + " FROM runs WHERE id = ?");
     q.bind(1, static_cast<int64_t>(run));
     if (!q.executeStep()) live(impl_).no_run(run);
     return read_run(q);
@@ -240,7 +293,7 @@ RunRecord RunStore::get_run(std::int64_t run) const {
 
 std::vector<RunRecord> RunStore::find_runs(const RunFilter& filter) const {
   return live(impl_).guarded("list runs", [&](SQLite::Database& db) {
-    std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
+    std::string sql = "SELECT " + run_columns(live(impl_).schema_version) + " FROM runs WHERE 1";
     if (filter.name) sql += " AND name = :name";
     if (filter.kind) sql += " AND kind = :kind";
     if (filter.status) sql += " AND status = :status";
@@ -263,17 +316,24 @@ std::vector<RunRecord> RunStore::list_runs() const { return find_runs(RunFilter{
 
 void RunStore::log_metrics(std::int64_t run, std::int64_t step,
                            const std::vector<std::pair<std::string, double>>& values, std::optional<double> wall_time) {
-  if (values.empty()) return;
   const double t = wall_time.value_or(unix_now());
+  std::vector<MetricRow> rows;
+  rows.reserve(values.size());
+  for (const auto& [key, value] : values) rows.push_back({step, key, value, t});
+  log_metric_rows(run, rows);
+}
+
+void RunStore::log_metric_rows(std::int64_t run, const std::vector<MetricRow>& rows) {
+  if (rows.empty()) return;
   live(impl_).guarded("log metrics for run " + std::to_string(run), [&](SQLite::Database& db) {
     auto tx = live(impl_).write_transaction();
     SQLite::Statement q(db, "INSERT INTO metrics(run_id, step, key, value, wall_time) VALUES(?,?,?,?,?)");
-    for (const auto& [key, value] : values) {
+    for (const auto& row : rows) {
       q.bind(1, static_cast<int64_t>(run));
-      q.bind(2, static_cast<int64_t>(step));
-      q.bind(3, key);
-      q.bind(4, value);  // NaN binds as NULL
-      q.bind(5, t);
+      q.bind(2, static_cast<int64_t>(row.step));
+      q.bind(3, row.key);
+      q.bind(4, row.value);  // NaN binds as NULL
+      q.bind(5, row.wall_time);
       q.exec();
       q.reset();
     }

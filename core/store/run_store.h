@@ -3,10 +3,15 @@
 //
 // Several worker processes may open the same file and write at once: the database is in WAL mode,
 // every write is one IMMEDIATE transaction (all rows of a call or none), and a writer waits up to
-// busy_timeout_ms for another's transaction before failing with Error("database is locked: PATH").
+// busy_timeout_ms for another's transaction before failing with RunStoreBusy("database is locked: PATH")
+// (store_retry.h waits longer; metric_log.h keeps a training's metrics while the store is busy).
 // Every failure is a moxlab::Error one-liner naming the file. One RunStore per process (or thread);
 // calls on one instance are serialised by an internal mutex. Do not carry an open RunStore across
 // fork(): open a fresh one in the child. The schema is in run_store_schema.cpp.
+//
+// RunStoreOptions::read_only opens the file read-only; where SQLite cannot create the WAL index (-shm)
+// next to it (a read-only directory: an archive, another user's runs) it reads the file as immutable
+// (without what a WAL file left by a crashed writer may still hold).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,9 +20,24 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/store/run_records.h"
 
 namespace moxlab {
+
+// Another process held the write lock past the busy timeout. The message is "database is locked: PATH".
+class RunStoreBusy : public Error {
+ public:
+  using Error::Error;
+};
+
+// One metric value of a step, as log_metric_rows writes it (NaN is stored as NULL).
+struct MetricRow {
+  std::int64_t step = 0;
+  std::string key;
+  double value = 0;
+  double wall_time = 0;  // Unix seconds
+};
 
 struct RunStoreOptions {
   int busy_timeout_ms = 10000;  // how long a write waits for another process's transaction
@@ -40,16 +60,21 @@ class RunStore {
   // --- runs -----------------------------------------------------------------------------------
   // Inserts a run and returns its id. run.id is ignored; empty config_hash becomes
   // sha256(config_json), empty host becomes this machine's name, created_at 0 becomes now.
-  // config_json must be valid JSON.
+  // config_json must be valid JSON. A run created running with an empty worker is held by this process
+  // (worker this_worker_id(), run_liveness.h).
   std::int64_t create_run(const RunRecord& run);
   // Sets the status (and error text). Moving to running stamps started_at, and moving to a terminal
-  // status stamps finished_at, unless they are already set.
+  // status stamps finished_at, unless they are already set. Moving to running also makes this process
+  // the run's worker, with no heartbeat yet.
   void update_status(std::int64_t run, RunStatus status, const std::string& error = "");
   void set_started(std::int64_t run, std::optional<double> when = std::nullopt);   // default: now
   void set_finished(std::int64_t run, std::optional<double> when = std::nullopt);  // default: now
   // Replaces the run's tags (free labels a researcher attaches, e.g. in the viewer); duplicates and
   // empty strings are dropped, order is kept.
   void set_tags(std::int64_t run, const std::vector<std::string>& tags);
+  // Stamps the heartbeat of a running run this process holds; false when it is not (any more) the
+  // run's worker or the run is no longer running.
+  bool heartbeat_run(std::int64_t run);
   // Throws Error("no run with id N in PATH").
   RunRecord get_run(std::int64_t run) const;
   std::vector<RunRecord> find_runs(const RunFilter& filter) const;  // ordered by id
@@ -59,6 +84,8 @@ class RunStore {
   // All values of one step in one transaction. NaN is stored as NULL and read back as NaN.
   void log_metrics(std::int64_t run, std::int64_t step, const std::vector<std::pair<std::string, double>>& values,
                    std::optional<double> wall_time = std::nullopt);  // default: now
+  // Rows of any number of steps in one transaction: all of them or none.
+  void log_metric_rows(std::int64_t run, const std::vector<MetricRow>& rows);
   // Drops rows after `step`: a resumed run redoes the steps after its checkpoint and logs them again.
   void delete_metrics_after(std::int64_t run, std::int64_t step);
   // Ordered by step (then insertion order, if a resumed run logged a step twice).

@@ -21,6 +21,7 @@ struct RunStore::Impl {
   std::string path;
   RunStoreOptions options;
   std::unique_ptr<SQLite::Database> db;
+  int schema_version = 0;  // of the file as opened (a read-only store is not migrated)
   mutable std::mutex mutex;
 
   // Runs f(db) under the mutex; SQLite and JSON failures become one-line Errors naming the file.
@@ -30,7 +31,7 @@ struct RunStore::Impl {
     try {
       return f(*db);
     } catch (const SQLite::Exception& e) {
-      throw sqlite_error(e, path, action);
+      throw_sqlite_error(e, path, action);
     } catch (const nlohmann::json::exception& e) {
       throw Error("cannot " + action + " in run store " + path + ": malformed JSON column (" + e.what() + ")");
     }

@@ -89,6 +89,13 @@ const char* const kSweepMemberColumnsV2[] = {
     "finished_at REAL",
 };
 
+// Version 3: a running run records the process that holds it ("host:pid") and that process's
+// heartbeat, so readers can tell a run whose process died from one still training (run_liveness.h).
+const char* const kRunColumnsV3[] = {
+    "worker TEXT NOT NULL DEFAULT ''",
+    "heartbeat REAL",
+};
+
 const char* const kSchemaSqlTail = R"sql(
 
 CREATE TABLE IF NOT EXISTS items(
@@ -126,8 +133,11 @@ void ensure_run_store_schema(SQLite::Database& db, const std::string& path) {
   check_not_newer(version);
   if (version == kRunStoreSchemaVersion) return;  // tx rolls back an empty transaction
   db.exec(kSchemaSql);
-  // A version-0 file has just got the version-1 sweep_members table; both 0 and 1 need the v2 columns.
-  for (const char* column : kSweepMemberColumnsV2) db.exec(std::string("ALTER TABLE sweep_members ADD COLUMN ") + column);
+  // A version-0 file has just got the version-1 tables; each older version gains the later columns.
+  if (version < 2)
+    for (const char* column : kSweepMemberColumnsV2) db.exec(std::string("ALTER TABLE sweep_members ADD COLUMN ") + column);
+  if (version < 3)
+    for (const char* column : kRunColumnsV3) db.exec(std::string("ALTER TABLE runs ADD COLUMN ") + column);
   db.exec(kSchemaSqlTail);
   SQLite::Statement put(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
   put.bind(1, std::to_string(kRunStoreSchemaVersion));

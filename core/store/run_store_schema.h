@@ -11,7 +11,7 @@ class Database;
 namespace moxlab {
 
 // Bump when the tables change, and teach ensure_run_store_schema to migrate the older version.
-constexpr int kRunStoreSchemaVersion = 2;  // 2: sweep member config and worker state
+constexpr int kRunStoreSchemaVersion = 3;  // 2: sweep member config and worker state; 3: run worker and heartbeat
 
 // meta.schema_version of an open database, 0 when the schema has not been created yet.
 int run_store_schema_version(SQLite::Database& db);

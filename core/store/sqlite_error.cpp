@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include "core/store/run_store.h"
+
 namespace moxlab {
 
 Error sqlite_error(const SQLite::Exception& e, const std::string& path, const std::string& action) {
@@ -24,6 +26,16 @@ Error sqlite_error(const SQLite::Exception& e, const std::string& path, const st
     default:
       return Error("cannot " + action + " in run store " + path + ": " + e.what());
   }
+}
+
+bool is_busy(const SQLite::Exception& e) {
+  const int code = (e.getExtendedErrorCode() >= 0 ? e.getExtendedErrorCode() : e.getErrorCode()) & 0xff;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+void throw_sqlite_error(const SQLite::Exception& e, const std::string& path, const std::string& action) {
+  if (is_busy(e)) throw RunStoreBusy(sqlite_error(e, path, action).what());
+  throw sqlite_error(e, path, action);
 }
 
 }  // namespace moxlab

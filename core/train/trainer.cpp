@@ -141,11 +141,13 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       if (cb.on_metrics) cb.on_metrics(step_, result.final_val);
     }
     if (step_ % t.checkpoint_every == 0 || last) {
+      if (cb.before_checkpoint) cb.before_checkpoint(step_);
       save(step_);
       if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);
     }
   }
   if (result.interrupted) {
+    if (cb.before_checkpoint) cb.before_checkpoint(step_);
     save(step_);
     if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);
   }

@@ -31,6 +31,9 @@ struct StepReport {
 struct TrainerCallbacks {
   std::function<void(const StepReport&)> on_step;                 // every step (progress bar)
   std::function<void(std::int64_t step, const Metrics&)> on_metrics;  // log_every steps and evals
+  // Before each checkpoint is written: a resume redoes only the steps after it, so whatever the
+  // callbacks still hold of the steps up to it (buffered metrics) must be stored first.
+  std::function<void(std::int64_t step)> before_checkpoint;
   std::function<void(std::int64_t step, const std::string& path)> on_checkpoint;
 };
 

@@ -2,11 +2,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
+#include <atomic>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -14,55 +11,13 @@
 #include "core/store/run_store.h"
 #include "experiments/runner/checkpoint_ref.h"
 #include "experiments/runner/eval_run.h"
+#include "experiments/runner/heartbeat.h"
 #include "experiments/runner/prune_run.h"
 #include "experiments/runner/route_run.h"
 #include "experiments/runner/train_run.h"
 #include "experiments/sweep/sweep_spec.h"
 
 namespace moxlab {
-
-namespace {
-
-// Beats every kHeartbeatSeconds on its own store connection until destroyed; when the member turns
-// out to be held by someone else (we were presumed dead and it was taken over), it raises `stop`.
-class Heartbeat {
- public:
-  Heartbeat(std::string store, std::int64_t sweep, int idx, std::string worker, std::atomic<bool>* stop)
-      : stop_(stop), thread_([=] { loop(store, sweep, idx, worker); }) {}
-  ~Heartbeat() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  bool lost() const { return lost_; }
-
- private:
-  void loop(const std::string& path, std::int64_t sweep, int idx, const std::string& worker) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeatSeconds), [&] { return done_; })) {
-      try {
-        RunStore store(path);
-        if (!store.heartbeat_sweep_member(sweep, idx, worker)) {
-          lost_ = true;
-          *stop_ = true;
-        }
-      } catch (const Error&) {
-        // A busy store delays one beat; the stale limit is ten beats.
-      }
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::atomic<bool> lost_{false};
-  std::atomic<bool>* stop_;
-  std::thread thread_;
-};
-
-}  // namespace
 
 int member_exit_code(MemberOutcome outcome) {
   switch (outcome) {
@@ -104,7 +59,19 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
 
   std::atomic<bool> local_stop{false};
   std::atomic<bool>* stop = opts.stop ? opts.stop : &local_stop;
-  Heartbeat heartbeat(store_path, opts.sweep, opts.index, worker, stop);
+  // When the member turns out to be held by someone else (this worker was presumed dead and the member
+  // taken over), the heartbeat raises `stop`.
+  std::atomic<bool> lost{false};
+  Heartbeat heartbeat(kHeartbeatSeconds, [&, store_path, worker] {
+    try {
+      if (!RunStore(store_path).heartbeat_sweep_member(opts.sweep, opts.index, worker)) {
+        lost = true;
+        *stop = true;
+      }
+    } catch (const Error&) {
+      // A busy store delays one beat; the stale limit is ten beats.
+    }
+  });
   auto finish = [&](const std::string& status, const std::string& error) {
     if (!store.finish_sweep_member(opts.sweep, opts.index, worker, status, error))
       log(name + " was taken over by another worker; not recording '" + status + "'");
@@ -157,7 +124,7 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       TrainRunResult r = run_training(cfg, t);
       run_id = r.run_id;
       if (r.train.interrupted) {
-        finish("killed", heartbeat.lost() ? "taken over by another worker" : "stopped by signal at step " + std::to_string(r.train.steps));
+        finish("killed", lost ? "taken over by another worker" : "stopped by signal at step " + std::to_string(r.train.steps));
         return MemberOutcome::killed;
       }
     }

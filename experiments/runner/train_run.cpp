@@ -12,10 +12,14 @@
 #include "core/data/tokenizer.h"
 #include "core/model/param_count.h"
 #include "core/model/torch_threads.h"
+#include "core/store/metric_log.h"
+#include "core/store/run_liveness.h"
 #include "core/store/run_store.h"
+#include "core/store/store_retry.h"
 #include "core/train/image_objective.h"
 #include "core/train/lm_objective.h"
 #include "experiments/runner/checkpoint_ref.h"
+#include "experiments/runner/heartbeat.h"
 #include "experiments/runner/image_eval.h"
 #include "experiments/runner/run_registry.h"
 #include "experiments/runner/tomoe_finish.h"
@@ -35,19 +39,28 @@ std::string run_dir_of(const RunStore& store, std::int64_t run) {
   return arts.back().path;
 }
 
-// The run to resume: the given id, or the newest unfinished train run with this config hash.
+// Whether another process that is alive holds the run: resuming it would train it twice at once. A run
+// whose process is gone or stale may be resumed, as may one recorded before runs had workers.
+bool held_by_live_process(const RunRecord& r) {
+  return !r.worker.empty() && r.worker != this_worker_id() && run_liveness(r, unix_now()) == RunLiveness::alive;
+}
+
+// The run to resume: the given id, or the newest unfinished train run with this config hash that no
+// live process holds.
 std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64_t wanted) {
   if (wanted >= 0) {
     RunRecord r = store.get_run(wanted);
     require(r.config_hash == cfg.hash(), "run " + std::to_string(wanted) + " was started with a different config");
     require(r.status != RunStatus::finished, "run " + std::to_string(wanted) + " already finished");
+    require(!held_by_live_process(r), "run " + std::to_string(wanted) + " is still running (process " + r.worker + ")");
     return wanted;
   }
   RunFilter f;
   f.kind = "train";
   auto runs = store.find_runs(f);
   for (auto it = runs.rbegin(); it != runs.rend(); ++it)
-    if (it->config_hash == cfg.hash() && it->status != RunStatus::finished && !checkpoint_of(store, it->id).empty())
+    if (it->config_hash == cfg.hash() && it->status != RunStatus::finished && !held_by_live_process(*it) &&
+        !checkpoint_of(store, it->id).empty())
       return it->id;
   throw Error("nothing to resume: no unfinished run with config hash " + cfg.hash().substr(0, 12) + " has a checkpoint in " +
               store.path());
@@ -166,6 +179,28 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
   if (opts.on_run) opts.on_run(out.run_id);
+  for (const auto& file : remove_orphaned_temp_files(out.checkpoint))
+    log("removed " + file + ", left by a save that was killed");
+  // Lets readers tell this training from one whose process died (run_liveness.h).
+  const Heartbeat heartbeat(kHeartbeatSeconds, [path = cfg.run.store, id = out.run_id] {
+    try {
+      RunStoreOptions quick;
+      quick.busy_timeout_ms = 200;
+      RunStore(path, quick).heartbeat_run(id);
+    } catch (const Error&) {
+      // A busy store delays one beat; the stale limit is ten beats.
+    }
+  });
+  // Metrics are buffered while another process holds the store's lock (metric_log.h). Where the run
+  // cannot go on without writing (before a checkpoint, at the end) it waits up to kStoreWaitSeconds.
+  MetricLog metrics(cfg.run.store, out.run_id);
+  metrics.note = log;
+  bool said_waiting = false;
+  const auto say_waiting = [&] {
+    if (!said_waiting) log("waiting for the run store " + cfg.run.store + ", locked by another process");
+    said_waiting = true;
+  };
+  const auto durably = [&](const std::function<void()>& write) { retry_while_busy(write, kStoreWaitSeconds, say_waiting); };
   try {
     BuiltTask built = build_task(cfg, task, !resume_from.empty(), device, log);
     record_param_counts(out.run_id, cfg.run.store, built.params);
@@ -190,19 +225,23 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     TrainerCallbacks cb;
     cb.on_step = opts.on_step;
     cb.on_metrics = [&](std::int64_t step, const Metrics& m) {
-      store.log_metrics(out.run_id, step, m);
+      metrics.add(step, m);
       if (step == 0)  // continue-tuning: the converted model before any update
         for (const auto& [key, value] : m)
-          store.put_result(out.run_id, "train_start/" + key, value,
-                           nlohmann::json{{"split", "val"},
-                                          {"definition", "before the first update: " + built.objective->metric_definition(key)}}
-                               .dump());
+          durably([&] {
+            store.put_result(out.run_id, "train_start/" + key, value,
+                             nlohmann::json{{"split", "val"},
+                                            {"definition", "before the first update: " + built.objective->metric_definition(key)}}
+                                 .dump());
+          });
     };
+    cb.before_checkpoint = [&](std::int64_t) { metrics.flush(kStoreWaitSeconds, say_waiting); };
     cb.on_checkpoint = [&](std::int64_t, const std::string& path) {
-      if (!checkpoint_recorded) store.add_artifact(out.run_id, "checkpoint", path);
+      if (!checkpoint_recorded) durably([&] { store.add_artifact(out.run_id, "checkpoint", path); });
       checkpoint_recorded = true;
     };
     out.train = trainer.run(cb, opts.stop);
+    metrics.flush(kStoreWaitSeconds, say_waiting);
     if (cfg.model.is_tomoe() && !out.train.interrupted) {
       finish_tomoe_conversion(*built.lm, *built.lm_objective, cfg, out.run_id, log);
       trainer.save(out.train.steps);
@@ -215,20 +254,36 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
       nlohmann::json meta_json{{"metric", is_loss ? "loss" : is_acc ? "acc" : "ppl"},
                                {"split", "val"},
                                {"definition", built.objective->metric_definition(key)}};
-      store.put_result(out.run_id, "train_end/" + key, value, meta_json.dump());
+      durably([&] { store.put_result(out.run_id, "train_end/" + key, value, meta_json.dump()); });
     }
-    store.put_result(out.run_id, "train/tokens_seen", static_cast<double>(out.train.tokens_seen),
-                     nlohmann::json{{"metric", "count"},
-                                    {"definition", task.train_images ? "training images processed, with repeats"
-                                                                     : "training tokens processed"}}
-                         .dump());
+    durably([&] {
+      store.put_result(out.run_id, "train/tokens_seen", static_cast<double>(out.train.tokens_seen),
+                       nlohmann::json{{"metric", "count"},
+                                      {"definition", task.train_images ? "training images processed, with repeats"
+                                                                       : "training tokens processed"}}
+                           .dump());
+    });
     if (built.vit && !out.train.interrupted)
       evaluate_image_run(*built.vit, cfg, *task.test_images, out.run_id,
                          std::filesystem::path(out.checkpoint).parent_path().string(), log);
-    store.update_status(out.run_id, out.train.interrupted ? RunStatus::killed : RunStatus::finished,
-                        out.train.interrupted ? "stopped by signal; resume with --resume" : "");
+    durably([&] {
+      store.update_status(out.run_id, out.train.interrupted ? RunStatus::killed : RunStatus::finished,
+                          out.train.interrupted ? "stopped by signal; resume with --resume" : "");
+    });
   } catch (const std::exception& e) {
-    store.update_status(out.run_id, RunStatus::failed, e.what());
+    // The metrics of the steps done are kept, and the failure recorded, unless the store stayed locked
+    // past the wait already (then the run shows killed once this process is gone).
+    const bool store_stuck = dynamic_cast<const RunStoreBusy*>(&e) != nullptr;
+    try {
+      if (!store_stuck) {
+        metrics.flush(kStoreWaitSeconds, say_waiting);
+        durably([&] { store.update_status(out.run_id, RunStatus::failed, e.what()); });
+      } else {
+        store.update_status(out.run_id, RunStatus::failed, e.what());
+      }
+    } catch (const Error& second) {
+      log("cannot record the failure of run " + std::to_string(out.run_id) + ": " + second.what());
+    }
     throw;
   }
   return out;

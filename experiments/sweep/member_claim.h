@@ -5,19 +5,15 @@
 #pragma once
 #include <string>
 
+#include "core/store/run_liveness.h"  // this_worker_id, worker_process_gone, kHeartbeatSeconds
 #include "core/store/run_records.h"
 
 namespace moxlab {
 
-// "host:pid" of this process: the worker id written into the members it holds.
-std::string this_worker_id();
-
 struct ClaimPolicy {
   bool retry_failed = false;
-  double stale_after_s = 300;  // workers heartbeat every kHeartbeatSeconds
+  double stale_after_s = kStaleAfterSeconds;  // workers heartbeat every kHeartbeatSeconds
 };
-
-constexpr double kHeartbeatSeconds = 30;
 
 // Exit status of `moxlab sweep run ID --index K` when the member is held elsewhere or not retried.
 constexpr int kExitMemberUnavailable = 3;
@@ -26,8 +22,5 @@ enum class MemberAvailability { free, finished, failed, held };
 
 // Whether the member may be taken now (now: Unix seconds).
 MemberAvailability member_availability(const SweepMember& m, const ClaimPolicy& policy, double now);
-
-// True when `worker` ("host:pid") is this host and no process has that pid.
-bool worker_process_gone(const std::string& worker);
 
 }  // namespace moxlab

@@ -38,7 +38,7 @@ TEST_CASE("RunStore round-trips runs, metrics, results, artifacts, items and swe
   TempDir dir("roundtrip");
   const std::string path = dir.file("nested/dirs/runs.db");  // parents do not exist yet
   RunStore store(path);
-  CHECK(store.schema_version() == 2);
+  CHECK(store.schema_version() == 3);
   CHECK(store.path() == path);
 
   const std::int64_t sweep = store.create_sweep("lr-sweep", R"({"lr":[1e-3,3e-3]})");
@@ -184,7 +184,7 @@ TEST_CASE("RunStore round-trips runs, metrics, results, artifacts, items and swe
   CHECK(count_rows(path, "SELECT count(*) FROM metrics WHERE value IS NULL") == 1);  // the NaN
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
   CHECK(raw.execAndGet("PRAGMA journal_mode").getString() == "wal");
-  CHECK(raw.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString() == "2");
+  CHECK(raw.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString() == "3");
   CHECK(raw.execAndGet("SELECT status FROM runs WHERE id = " + std::to_string(id)).getString() == "failed");
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("a version-1 run store gains the sweep member columns in place", "[sto
     )sql");
   }
   RunStore store(path);
-  CHECK(store.schema_version() == 2);
+  CHECK(store.schema_version() == 3);
   const auto members = store.sweep_members(1);
   REQUIRE(members.size() == 1);
   CHECK(members[0].config_json == "{}");

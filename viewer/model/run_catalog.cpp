@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/common/error.h"
+#include "core/store/run_liveness.h"
 #include "core/store/run_store.h"
 
 namespace moxlab::viewer {
@@ -25,6 +26,11 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
   return out;
+}
+
+std::string filter_text(const RunRow& row) {
+  return row.run.name + " " + row.run.kind + " " + row.status + " " + row.variant + " " + join(row.run.tags, " ") + " " +
+         row.sweep_name;
 }
 
 }  // namespace
@@ -56,7 +62,7 @@ std::string RunCatalog::disk_stamp() const {
 
 bool RunCatalog::refresh(bool force) {
   const std::string stamp = disk_stamp();
-  if (!force && stamp == disk_stamp_ && error_.empty()) return false;
+  if (!force && stamp == disk_stamp_ && error_.empty()) return recheck_running();
   // Stamped before reading, so a commit that lands during the read is seen next time. (Closing the
   // last connection may checkpoint and remove the WAL file: that costs one extra, cheap re-read.)
   disk_stamp_ = stamp;
@@ -110,8 +116,8 @@ void RunCatalog::read(bool force) {
       row.sweep_name = row.run.sweep_id ? sweep_names[*row.run.sweep_id] : "";
       auto v = row.config.find("run.variant");
       row.variant = v != row.config.end() && v->is_string() ? v->get<std::string>() : "";
-      row.text = row.run.name + " " + row.run.kind + " " + to_string(row.run.status) + " " + row.variant + " " +
-                 join(row.run.tags, " ") + " " + row.sweep_name;
+      row.status = shown_status(row.run, now);
+      row.text = filter_text(row);
       rows.push_back(std::move(row));
     }
     sweeps_ = std::move(sweeps);
@@ -120,6 +126,20 @@ void RunCatalog::read(bool force) {
   } catch (const std::exception& e) {
     error_ = e.what();  // the previous snapshot stays as it was
   }
+}
+
+bool RunCatalog::recheck_running() {
+  const double now = unix_now();
+  bool changed = false;
+  for (auto& row : runs_) {
+    if (row.run.status != RunStatus::running) continue;
+    std::string status = shown_status(row.run, now);
+    if (status == row.status) continue;
+    row.status = std::move(status);
+    row.text = filter_text(row);
+    changed = true;
+  }
+  return changed;
 }
 
 const RunRow* RunCatalog::find(std::int64_t id) const {
@@ -133,7 +153,7 @@ std::optional<std::string> RunCatalog::field(const RunRow& row, const std::strin
   if (name == "id") return std::to_string(r.id);
   if (name == "name") return r.name;
   if (name == "kind") return r.kind;
-  if (name == "status") return std::string(to_string(r.status));
+  if (name == "status") return row.status;
   if (name == "seed") return std::to_string(r.seed);
   if (name == "sweep") return row.sweep_name;
   if (name == "variant") return row.variant;

@@ -4,7 +4,9 @@
 // changed (status, times, error, tags), is still running or finished less than kResultsSettleSeconds
 // ago (evaluation adds results after training marks a run finished), so a large store stays cheap to
 // watch. Results added to a long-finished run later (a new `moxlab eval`) appear on Reload (force).
-// A failed read keeps the previous snapshot and reports the problem in error().
+// A failed read keeps the previous snapshot and reports the problem in error(). A running run's shown
+// status is re-checked on every refresh, even when the store has not changed: its process may have
+// died without a word (killed, stale: run_liveness.h).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -20,6 +22,7 @@ namespace moxlab::viewer {
 
 struct RunRow {
   RunRecord run;
+  std::string status;                     // as shown: run.status, or killed / stale (run_liveness.h)
   nlohmann::json config;                  // flat: {"model.dim": 192, ...}
   std::map<std::string, double> results;  // key -> value (NaN kept)
   std::string sweep_name;                 // "" when not a sweep member
@@ -44,7 +47,7 @@ class RunCatalog {
   const std::vector<SweepRecord>& sweeps() const { return sweeps_; }
   const RunRow* find(std::int64_t id) const;
 
-  // A filter field of a run: id, name, kind, status, seed, sweep, variant, tag (the tags joined by
+  // A filter field of a run: id, name, kind, status (as shown), seed, sweep, variant, tag (the tags joined by
   // ','), host, error, a config key (model.dim) or a result key (ppl/val/all).
   static std::optional<std::string> field(const RunRow& row, const std::string& name);
   // Config keys (not run.*) whose values differ between the given runs, sorted; plus run.variant when set.
@@ -60,6 +63,7 @@ class RunCatalog {
   std::string disk_stamp_;  // sizes and mtimes of the db and WAL files at the last read
   std::string disk_stamp() const;
   void read(bool force);  // the snapshot (reusing unchanged finished runs unless force); failures go to error_
+  bool recheck_running();  // re-judges the shown status of running runs; true when one changed
 };
 
 // A JSON config value as the Runs panel and filters show it: strings bare, numbers in shortest form.

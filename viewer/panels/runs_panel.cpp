@@ -44,14 +44,13 @@ std::string number_text(double v) {
   return buf;
 }
 
-ImU32 status_colour(RunStatus s) {
-  switch (s) {
-    case RunStatus::finished: return IM_COL32(120, 200, 120, 255);
-    case RunStatus::running: return IM_COL32(120, 170, 255, 255);
-    case RunStatus::failed: return IM_COL32(255, 110, 90, 255);
-    case RunStatus::killed: return IM_COL32(230, 170, 80, 255);
-    default: return IM_COL32(180, 180, 180, 255);
-  }
+// By the shown status (RunRow::status): a killed or stale run looks like what it is, not running.
+ImU32 status_colour(const std::string& s) {
+  if (s == "finished") return IM_COL32(120, 200, 120, 255);
+  if (s == "running") return IM_COL32(120, 170, 255, 255);
+  if (s == "failed") return IM_COL32(255, 110, 90, 255);
+  if (s == "killed" || s == "stale") return IM_COL32(230, 170, 80, 255);
+  return IM_COL32(180, 180, 180, 255);
 }
 
 class RunsPanel : public Panel {
@@ -180,7 +179,7 @@ class RunsPanel : public Panel {
               ctx.focus = r.run.id;
             if (!r.run.error.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.run.error.c_str());
           } else if (c == 3) {
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(status_colour(r.run.status)), "%s", text.c_str());
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(status_colour(r.status)), "%s", text.c_str());
           } else {
             ImGui::TextUnformatted(text.c_str());
           }
@@ -202,8 +201,8 @@ class RunsPanel : public Panel {
       int counts[4] = {0, 0, 0, 0};
       for (const auto& r : ctx.catalog.runs()) {
         if (r.run.sweep_id != sw.id) continue;
-        const RunStatus st = r.run.status;
-        ++counts[st == RunStatus::finished ? 0 : st == RunStatus::running ? 1 : st == RunStatus::pending ? 3 : 2];
+        const std::string& st = r.status;
+        ++counts[st == "finished" ? 0 : st == "running" ? 1 : st == "pending" ? 3 : 2];
       }
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
@@ -226,7 +225,7 @@ class RunsPanel : public Panel {
     }
     if (tags_run_ != r->run.id) tags_text_ = join(r->run.tags), tags_run_ = r->run.id;
     ImGui::Text("Run %lld: %s  [%s]  %zu results", static_cast<long long>(r->run.id), r->run.name.c_str(),
-                to_string(r->run.status), r->results.size());
+                r->status.c_str(), r->results.size());
     if (!r->run.error.empty()) show_message(ctx, "error: " + r->run.error);
     ImGui::SetNextItemWidth(300);
     ImGui::InputTextWithHint("##tags", "tags, comma-separated", &tags_text_);
