@@ -271,8 +271,9 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
                           out.train.interrupted ? "stopped by signal; resume with --resume" : "");
     });
   } catch (const std::exception& e) {
-    // The metrics of the steps done are kept, and the failure recorded, unless the store stayed locked
-    // past the wait already (then the run shows killed once this process is gone).
+    // Store the metrics of the steps done and record the failure, waiting for a busy store, unless it
+    // already stayed locked past the wait: then one plain try (if it fails too, the run shows killed
+    // once this process is gone, and the unstored metrics are of steps after the last checkpoint).
     const bool store_stuck = dynamic_cast<const RunStoreBusy*>(&e) != nullptr;
     try {
       if (!store_stuck) {
