@@ -281,8 +281,10 @@ TableSpec load_table_spec(const std::string& path) {
 
 SweepRef parse_sweep_ref(const std::string& text) {
   require(!text.empty(), "--sweep must name a sweep (name or id)");
-  if (std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+  if (std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+    require(text.size() <= 18, "--sweep id " + text + " is out of range");  // 18 digits always fit an int64
     return SweepRef{"", std::stoll(text)};
+  }
   return SweepRef{text, std::nullopt};
 }
 

@@ -85,6 +85,8 @@ metric = "params/active"
   CHECK(refs[1].id == std::optional<std::int64_t>(12));
   CHECK(parse_sweep_ref("12").id == std::optional<std::int64_t>(12));
   CHECK(parse_sweep_ref("lr_width").name == "lr_width");
+  // Found by fuzz_table_spec: an id past int64 escaped as std::out_of_range from stoll.
+  CHECK_THROWS_AS(parse_sweep_ref("99999999999999999999"), moxlab::Error);
 }
 
 TEST_CASE("table spec: metric placeholders bind layout keys", "[table][table_spec]") {
