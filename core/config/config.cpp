@@ -1,6 +1,7 @@
 #include "core/config/config.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <tuple>
 #include <utility>
 
@@ -139,6 +140,23 @@ Schema bind(Config& c) {
   s.add("eval.batch_size", e.batch_size, 1, 1 << 16, "sequences per forward pass");
   s.add("eval.wikitext", e.wikitext, "WikiText-2 test perplexity");
   s.add("eval.max_val_tokens", e.max_val_tokens, 0, kBig, "per-domain val tokens for perplexity (0: all)");
+
+  // Names users reach for that are not keys: only for the "did you mean" of an unknown key.
+  s.suggest("train.steps", "train.max_steps");
+  s.suggest("train.iters", "train.max_steps");
+  s.suggest("train.warmup", "train.warmup_steps");
+  s.suggest("train.learning_rate", "train.lr");
+  s.suggest("train.batch", "train.batch_size");
+  s.suggest("train.epochs", "train.max_steps");
+  s.suggest("train.context", "train.seq_len");
+  s.suggest("model.layers", "model.n_layers");
+  s.suggest("model.heads", "model.n_heads");
+  s.suggest("model.kv_heads", "model.n_kv_heads");
+  s.suggest("model.d_model", "model.dim");
+  s.suggest("model.hidden_size", "model.dim");
+  s.suggest("model.vocab", "model.vocab_size");
+  s.suggest("data.vocab_size", "data.bpe_vocab_size");
+  s.suggest("eval.max_tokens", "eval.max_val_tokens");
   return s;
 }
 
@@ -159,7 +177,7 @@ void flatten(const toml::table& table, const std::string& prefix, const Schema& 
       std::vector<std::string> items;
       for (const auto& el : *arr) {
         auto s = el.value_exact<std::string>();
-        if (!s) throw Error("config key '" + key + "' expects a " + type_name(f.type) + " (" + origin + ")");
+        if (!s) throw Error("config key '" + key + "' expects " + a_type_name(f.type) + " (" + origin + ")");
         items.push_back(*s);
       }
       v = items;
@@ -200,9 +218,29 @@ void apply_override(Config& cfg, const std::string& assignment) {
   s.set_from_text(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
 }
 
+namespace {
+// What a path that exists is, when it is not a regular file: a directory would otherwise parse as an
+// empty table (the defaults, silently) and a FIFO would block the parser.
+std::string file_kind(const std::filesystem::file_status& st) {
+  switch (st.type()) {
+    case std::filesystem::file_type::directory: return "a directory";
+    case std::filesystem::file_type::fifo: return "a FIFO";
+    case std::filesystem::file_type::socket: return "a socket";
+    case std::filesystem::file_type::block:
+    case std::filesystem::file_type::character: return "a device";
+    default: return "not a regular file";
+  }
+}
+}  // namespace
+
 Config load_config(const std::string& toml_path, const std::vector<std::string>& overrides) {
   Config cfg;
   if (!toml_path.empty()) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(toml_path, ec);
+    if (ec || !std::filesystem::exists(st)) throw Error("cannot open config file " + toml_path);
+    if (!std::filesystem::is_regular_file(st))
+      throw Error("config file " + toml_path + " is " + file_kind(st) + ", not a TOML file");
     Schema s = bind(cfg);
     toml::table table;
     try {
@@ -310,7 +348,10 @@ void validate(const Config& c) {
   require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");
-  require(c.train.warmup_steps <= c.train.max_steps, "train.warmup_steps exceeds train.max_steps");
+  require(c.train.warmup_steps <= c.train.max_steps,
+          "train.warmup_steps (" + std::to_string(c.train.warmup_steps) + ") exceeds train.max_steps (" +
+              std::to_string(c.train.max_steps) + "): set train.warmup_steps too, e.g. --set train.warmup_steps=" +
+              std::to_string(c.train.max_steps / 10));
   for (const auto& e : c.data.extra)
     require(e.find('=') != std::string::npos && e.find('=') > 0,
             "data.extra entries must be DOMAIN=PATH, got '" + e + "'");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -43,10 +44,11 @@ std::string fmt_number(double v) {
   return os.str();
 }
 
-void check_range(const FieldSpec& f, double v, const std::string& origin) {
+// shown: the value as the user wrote it (so an overflowing integer is not shown wrapped); "" = v.
+void check_range(const FieldSpec& f, double v, const std::string& origin, const std::string& shown = "") {
   if (std::isnan(v) || v < f.min || v > f.max)
-    throw Error("config key '" + f.key + "' = " + fmt_number(v) + " is out of range [" + fmt_number(f.min) +
-                ", " + fmt_number(f.max) + "] (" + origin + ")");
+    throw Error("config key '" + f.key + "' = " + (shown.empty() ? fmt_number(v) : shown) + " is out of range [" +
+                fmt_number(f.min) + ", " + fmt_number(f.max) + "] (" + origin + ")");
 }
 
 }  // namespace
@@ -62,7 +64,14 @@ std::string type_name(FieldSpec::Type t) {
   return "?";
 }
 
+std::string a_type_name(FieldSpec::Type t) {
+  return (t == FieldSpec::Type::Int ? "an " : "a ") + type_name(t);
+}
+
 void Schema::add(const std::string& key, int& ref, double min, double max, const std::string& help) {
+  // A range wider than int (kBig) would let a valid-looking value wrap when stored.
+  max = std::min(max, static_cast<double>(std::numeric_limits<int>::max()));
+  min = std::max(min, static_cast<double>(std::numeric_limits<int>::min()));
   fields_.push_back({key, FieldSpec::Type::Int, help, min, max, {},
                      [&ref](const ConfigValue& v) { ref = static_cast<int>(std::get<std::int64_t>(v)); },
                      [&ref]() { return ConfigValue(static_cast<std::int64_t>(ref)); }});
@@ -99,6 +108,8 @@ void Schema::add(const std::string& key, std::vector<std::string>& ref, const st
                      [&ref]() { return ConfigValue(ref); }});
 }
 
+void Schema::suggest(const std::string& alias, const std::string& key) { suggestions_.emplace_back(alias, key); }
+
 const FieldSpec* Schema::find(const std::string& key) const {
   for (const auto& f : fields_)
     if (f.key == key) return &f;
@@ -113,20 +124,26 @@ const FieldSpec& Schema::at(const std::string& key) const {
     std::size_t d = distance(key, f.key);
     if (d < best_d) { best_d = d; best = f.key; }
   }
+  for (const auto& [alias, target] : suggestions_) {  // an alias as close as a key wins: it is what was meant
+    std::size_t d = distance(key, alias);
+    if (d <= best_d) { best_d = d; best = target; }
+  }
   throw Error("unknown config key '" + key + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)"));
 }
 
 void Schema::set(const std::string& key, const ConfigValue& value, const std::string& origin) const {
   const FieldSpec& f = at(key);
   auto wrong = [&]() {
-    return Error("config key '" + key + "' expects a " + type_name(f.type) + " (" + origin + ")");
+    return Error("config key '" + key + "' expects " + a_type_name(f.type) + " (" + origin + ")");
   };
   switch (f.type) {
     case FieldSpec::Type::Int: {
       std::int64_t v;
       if (auto* i = std::get_if<std::int64_t>(&value)) v = *i;
-      else if (auto* d = std::get_if<double>(&value); d && std::floor(*d) == *d) v = static_cast<std::int64_t>(*d);
-      else throw wrong();
+      else if (auto* d = std::get_if<double>(&value); d && std::floor(*d) == *d) {
+        check_range(f, *d, origin);  // before the cast: a double beyond int64 does not convert
+        v = static_cast<std::int64_t>(*d);
+      } else throw wrong();
       check_range(f, static_cast<double>(v), origin);
       f.set(ConfigValue(v));
       return;
@@ -166,7 +183,7 @@ void Schema::set_from_text(const std::string& key, const std::string& raw, const
   const FieldSpec& f = at(key);
   const std::string text = trim(raw);
   auto bad = [&]() {
-    return Error("config key '" + key + "' expects a " + type_name(f.type) + ", got '" + text + "' (" + origin + ")");
+    return Error("config key '" + key + "' expects " + a_type_name(f.type) + ", got '" + text + "' (" + origin + ")");
   };
   switch (f.type) {
     case FieldSpec::Type::Int: {
@@ -174,6 +191,7 @@ void Schema::set_from_text(const std::string& key, const std::string& raw, const
       double d;
       try { d = std::stod(text, &pos); } catch (...) { throw bad(); }
       if (pos != text.size() || std::floor(d) != d) throw bad();
+      check_range(f, d, origin, text);
       set(key, ConfigValue(static_cast<std::int64_t>(d)), origin);
       return;
     }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -34,6 +35,10 @@ class Schema {
   void add(const std::string& key, std::string& ref, std::vector<std::string> choices, const std::string& help);
   void add(const std::string& key, std::vector<std::string>& ref, const std::string& help);
 
+  // A name that is not a key but that users write for `key` (train.steps -> train.max_steps): it is
+  // never accepted, only suggested when an unknown key matches it.
+  void suggest(const std::string& alias, const std::string& key);
+
   const FieldSpec* find(const std::string& key) const;
   const FieldSpec& at(const std::string& key) const;  // throws "unknown config key" with a hint
   const std::vector<FieldSpec>& fields() const { return fields_; }
@@ -46,8 +51,11 @@ class Schema {
 
  private:
   std::vector<FieldSpec> fields_;
+  std::vector<std::pair<std::string, std::string>> suggestions_;  // alias -> key
 };
 
 std::string type_name(FieldSpec::Type t);
+// "an integer", "a number", ...: the type name with its article, for messages.
+std::string a_type_name(FieldSpec::Type t);
 
 }  // namespace moxlab

@@ -11,12 +11,17 @@ double PerplexityResult::bpb() const {
   return bytes > 0 ? nll_sum / (std::log(2.0) * static_cast<double>(bytes)) : 0.0;
 }
 
+std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t max_tokens) {
+  return max_tokens > 0 ? std::min(max_tokens, src.size(domain)) : src.size(domain);
+}
+
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
-                                     std::int64_t max_tokens, int batch_size) {
+                                     std::int64_t max_tokens, int batch_size,
+                                     const std::function<void(std::int64_t)>& progress) {
   torch::NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
-  const std::int64_t n = max_tokens > 0 ? std::min(max_tokens, src.size(domain)) : src.size(domain);
+  const std::int64_t n = perplexity_tokens(src, domain, max_tokens);
   PerplexityResult r;
   // Window starts 0, T, 2T, ...; the last window may be shorter (at least 2 tokens).
   std::vector<std::int64_t> starts;
@@ -42,6 +47,7 @@ PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src,
     r.nll_sum += nll.sum().to(torch::kFloat64).item<double>();
     r.tokens += take * (len - 1);
     i += take;
+    if (progress) progress(i < starts.size() ? starts[i] : n);
   }
   const std::int64_t total = src.size(domain);
   if (src.text_bytes(domain) > 0 && total > 0)

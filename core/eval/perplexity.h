@@ -7,6 +7,7 @@
 //          only a prefix is scored, its bytes are pro-rated by token share).
 #pragma once
 #include <cstdint>
+#include <functional>
 
 #include "core/data/token_source.h"
 #include "core/model/transformer.h"
@@ -22,8 +23,13 @@ struct PerplexityResult {
   double bpb() const;  // 0 when bytes unknown
 };
 
+// The tokens evaluate_perplexity scores of domain d with this max_tokens (0: all).
+std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t max_tokens);
+
 // Scores the first max_tokens tokens of domain d (0: all). Runs in eval mode without gradients.
+// progress: called after each batch with the tokens of the domain read so far.
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
-                                     std::int64_t max_tokens, int batch_size);
+                                     std::int64_t max_tokens, int batch_size,
+                                     const std::function<void(std::int64_t tokens_done)>& progress = {});
 
 }  // namespace moxlab

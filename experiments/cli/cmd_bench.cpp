@@ -21,6 +21,7 @@
 #include "core/model/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "kernels/attention_bench.h"
 #include "kernels/fused/packed_matmul.h"
 #include "kernels/inference_bench.h"
@@ -106,11 +107,12 @@ void register_bench(CLI::App& app) {
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
   auto* train = bench->add_subcommand("train", "Training tokens/s and MFU against a measured matmul peak");
-  train->add_option("--config", a->config, "TOML config")->required();
+  train->add_option("--config", a->config, "TOML config")->required()->check(non_empty_path());
   train->add_option("--set", a->sets, "key=value override");
-  train->add_option("--steps", a->steps, "timed steps per repeat")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--repeats", a->repeats, "repeats (median reported)")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--vocab", a->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
+  train->add_option("--steps", a->steps, "timed steps per repeat")->check(integer_in(1, 1 << 20))->capture_default_str();
+  train->add_option("--repeats", a->repeats, "repeats (median reported)")->check(integer_in(1, 1000))->capture_default_str();
+  train->add_option("--vocab", a->vocab, "vocab size when the config leaves it to the tokenizer")
+      ->check(integer_in(2, 1 << 22))->capture_default_str();
   train->add_option("--python", a->python,
                     "also time the same model in Python PyTorch with this interpreter (Debian's /usr/bin/python3 with python3-torch)");
   train->callback([a]() {
@@ -172,23 +174,24 @@ void register_bench(CLI::App& app) {
 
   auto i = std::make_shared<InferArgs>();
   auto* infer = bench->add_subcommand("infer", "Inference latency: dense vs MoHD, MoH and ToMoE variants of one base model");
-  infer->add_option("--config", i->config, "TOML config: the base (dense) model shape and train.threads")->required();
+  infer->add_option("--config", i->config, "TOML config: the base (dense) model shape and train.threads")->required()->check(non_empty_path());
   infer->add_option("--set", i->sets, "key=value override");
-  infer->add_option("--batch", i->bench.batch, "prefill batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  infer->add_option("--seq", i->bench.seq, "prefill sequence length")->check(CLI::PositiveNumber)->capture_default_str();
-  infer->add_option("--repeats", i->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  infer->add_option("--batch", i->bench.batch, "prefill batch size")->check(integer_in(1, 1 << 16))->capture_default_str();
+  infer->add_option("--seq", i->bench.seq, "prefill sequence length")->check(integer_in(1, 1 << 20))->capture_default_str();
+  infer->add_option("--repeats", i->bench.repeats, "repeats (medians reported)")->check(integer_in(1, 1000))->capture_default_str();
   infer->add_option("--variants", i->variants, "subset of mohd_50,mohd_75,moh_75,moh_50,tomoe_50,tomoe_40 (dense always runs, first)")
       ->delimiter(',');
   infer->add_option("--tomoe-moe", i->tomoe_files, "also time a real ToMoE export (moxlab export --format tomoe-moe)")
       ->check(CLI::ExistingFile);
-  infer->add_option("--vocab", i->vocab, "vocab size when the config leaves it to the tokenizer")->capture_default_str();
+  infer->add_option("--vocab", i->vocab, "vocab size when the config leaves it to the tokenizer")
+      ->check(integer_in(2, 1 << 22))->capture_default_str();
   infer->add_flag("--no-layers", i->no_layers, "skip the per-layer timings");
   infer->add_option("--paired", i->bench.paired_seconds,
                     "also time each variant's prefill against dense's in adjacent calls, alternating, for this many seconds "
                     "(median and quartiles of the per-pair speedups)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 86400));
   infer->add_option("--profile", i->bench.profile_top, "also list each variant's N costliest ops in prefill (LibTorch profiler)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 10000));
   infer->callback([i]() {
     Config cfg = load_config(i->config, i->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = i->vocab;
@@ -219,11 +222,11 @@ void register_bench(CLI::App& app) {
 
   auto at = std::make_shared<AttentionArgs>();
   auto* attn = bench->add_subcommand("attention", "The attention core alone: the fused inference kernel vs the torch form");
-  attn->add_option("--config", at->config, "TOML config: the model shape (heads, KV heads, head width) and train.threads")->required();
+  attn->add_option("--config", at->config, "TOML config: the model shape (heads, KV heads, head width) and train.threads")->required()->check(non_empty_path());
   attn->add_option("--set", at->sets, "key=value override");
-  attn->add_option("--batch", at->bench.batch, "prefill batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  attn->add_option("--seq", at->bench.seq, "prefill length (and the decode step's cached keys)")->check(CLI::PositiveNumber)->capture_default_str();
-  attn->add_option("--repeats", at->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  attn->add_option("--batch", at->bench.batch, "prefill batch size")->check(integer_in(1, 1 << 16))->capture_default_str();
+  attn->add_option("--seq", at->bench.seq, "prefill length (and the decode step's cached keys)")->check(integer_in(1, 1 << 20))->capture_default_str();
+  attn->add_option("--repeats", at->bench.repeats, "repeats (medians reported)")->check(integer_in(1, 1000))->capture_default_str();
   attn->callback([at]() {
     const Config cfg = load_config(at->config, at->sets);
     const int threads = set_torch_threads(cfg.train.threads);
@@ -234,10 +237,10 @@ void register_bench(CLI::App& app) {
 
   auto mm = std::make_shared<MatmulArgs>();
   auto* matmul = bench->add_subcommand("matmul", "The packed-weight products vs torch::mm at a model's shapes, one thread");
-  matmul->add_option("--config", mm->config, "TOML config: the model shape (dim, heads, KV heads, FFN width)")->required();
+  matmul->add_option("--config", mm->config, "TOML config: the model shape (dim, heads, KV heads, FFN width)")->required()->check(non_empty_path());
   matmul->add_option("--set", mm->sets, "key=value override");
-  matmul->add_option("--rows", mm->bench.rows, "row counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
-  matmul->add_option("--repeats", mm->bench.repeats, "repeats (medians reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  matmul->add_option("--rows", mm->bench.rows, "row counts")->delimiter(',')->check(integer_in(1, 1 << 20))->capture_default_str();
+  matmul->add_option("--repeats", mm->bench.repeats, "repeats (medians reported)")->check(integer_in(1, 1000))->capture_default_str();
   matmul->callback([mm]() {
     const Config cfg = load_config(mm->config, mm->sets);
     const auto& m = cfg.model;

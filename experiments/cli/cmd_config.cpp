@@ -5,6 +5,7 @@
 
 #include "core/config/config.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 
 namespace moxlab::cli {
 
@@ -15,7 +16,7 @@ void register_config(CLI::App& app) {
   auto* show = cmd->add_subcommand("show", "Print the resolved config as JSON with its hash");
   static std::string path;
   static std::vector<std::string> sets;
-  show->add_option("--config", path, "TOML file")->required();
+  show->add_option("--config", path, "TOML file")->required()->check(non_empty_path());
   show->add_option("--set", sets, "key=value override (repeatable)");
   show->callback([]() {
     Config c = load_config(path, sets);

@@ -2,9 +2,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 
+#include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
+#include "experiments/cli/progress_bar.h"
 #include "experiments/runner/eval_run.h"
 
 namespace moxlab::cli {
@@ -12,21 +16,37 @@ namespace moxlab::cli {
 void register_eval(CLI::App& app) {
   auto o = std::make_shared<EvalRunOptions>();
   auto* cmd = app.add_subcommand("eval", "Evaluate a checkpoint: per-domain perplexity, WikiText-2, zero-shot tasks");
-  cmd->add_option("--run", o->ref.run_id, "run id whose checkpoint to evaluate");
-  cmd->add_option("--checkpoint", o->ref.checkpoint, "checkpoint file");
+  add_checkpoint_options(cmd, o->ref, "model's");
   cmd->add_option("--store", o->ref.store, "run store")->capture_default_str();
   cmd->add_option("--tasks", o->tasks, "zero-shot tasks (comma-separated; 'none' to skip; default all)")->delimiter(',');
-  cmd->add_option("--limit", o->limit, "first N items per task (0: all)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-val-tokens", o->max_val_tokens, "per-domain validation tokens (0: all)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch-size", o->batch_size, "sequences per forward pass")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", o->threads, "LibTorch threads (0: all cores)");
+  cmd->add_option("--limit", o->limit, "first N items per task (0: all)")->check(non_negative_count());
+  cmd->add_option("--max-val-tokens", o->max_val_tokens, "per-domain validation tokens (0: all)")
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max() / 2));
+  cmd->add_option("--batch-size", o->batch_size, "sequences per forward pass")->check(integer_in(1, 1 << 16));
+  cmd->add_option("--threads", o->threads, "LibTorch threads (0: all cores)")->check(thread_count());
   auto* no_ppl = cmd->add_flag("--no-perplexity", "skip per-domain validation perplexity");
   auto* no_wiki = cmd->add_flag("--no-wikitext", "skip WikiText-2 perplexity");
   cmd->callback([o, no_ppl, no_wiki]() {
-    o->perplexity = no_ppl->count() == 0;
-    o->wikitext = no_wiki->count() == 0;
-    o->log = [](const std::string& s) { std::cerr << s << "\n"; };
-    EvalRunResult r = run_evaluation(*o);
+    EvalRunOptions opts = *o;
+    opts.perplexity = no_ppl->count() == 0;
+    opts.wikitext = no_wiki->count() == 0;
+    // One bar per phase (perplexity, WikiText-2, each task), ended before any log line.
+    std::unique_ptr<ProgressBar> bar;
+    std::string phase;
+    opts.log = [&bar](const std::string& s) {
+      if (bar) bar->finish();
+      std::cerr << s << "\n";
+    };
+    opts.progress = [&bar, &phase](const std::string& what, std::int64_t done, std::int64_t total) {
+      if (!bar || what != phase) {
+        if (bar) bar->finish();
+        bar = std::make_unique<ProgressBar>(what);
+        phase = what;
+      }
+      bar->update(done, total, "");
+    };
+    EvalRunResult r = run_evaluation(opts);
+    if (bar) bar->finish();
     std::cout << "run " << r.run_id << " results:\n";
     for (const auto& l : r.lines) {
       char buf[160];

@@ -1,18 +1,22 @@
-// `moxlab generate --checkpoint P --prompt TEXT [--greedy | --temperature T] [--max-new-tokens N]`
+// `moxlab generate --run ID | --checkpoint P --prompt TEXT [--greedy | --temperature T] [--max-new-tokens N]`
 // Prints the prompt followed by the continuation, decoded piece by piece exactly as llama2.c prints.
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "core/data/tokenizer.h"
 #include "core/model/generate.h"
 #include "core/train/checkpoint.h"
+#include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 
 namespace moxlab::cli {
 
 namespace {
 struct GenerateArgs {
-  std::string checkpoint, prompt;
+  CheckpointRef ref;
+  std::string prompt;
   bool greedy = false;
   double temperature = 0.8;
   int max_new_tokens = 200;
@@ -23,14 +27,15 @@ struct GenerateArgs {
 void register_generate(CLI::App& app) {
   auto a = std::make_shared<GenerateArgs>();
   auto* cmd = app.add_subcommand("generate", "Generate text from a checkpoint");
-  cmd->add_option("--checkpoint", a->checkpoint, "checkpoint file")->required();
+  add_checkpoint_options(cmd, a->ref, "model's");
+  cmd->add_option("--store", a->ref.store, "run store of --run")->capture_default_str();
   cmd->add_option("--prompt", a->prompt, "prompt text (may be empty)");
   cmd->add_flag("--greedy", a->greedy, "argmax decoding (deterministic)");
-  cmd->add_option("--temperature", a->temperature, "sampling temperature (ignored with --greedy)")->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--seed", a->seed, "sampling seed");
+  cmd->add_option("--temperature", a->temperature, "sampling temperature (ignored with --greedy)")->check(number_in(0.0, 100.0));
+  cmd->add_option("--max-new-tokens", a->max_new_tokens, "tokens to generate")->check(integer_in(0, 1 << 20));
+  cmd->add_option("--seed", a->seed, "sampling seed")->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   cmd->callback([a]() {
-    LoadedCheckpoint ck = load_checkpoint(a->checkpoint);
+    LoadedCheckpoint ck = load_checkpoint(checkpoint_file(a->ref));
     auto tok = load_tokenizer(ck.meta.tokenizer_spec);
     // Sequences start after BOS (llama2.c) or after a document separator (moxlab BPE has no BOS).
     const std::int32_t start = tok->bos_id() >= 0 ? tok->bos_id() : tok->document_separator();

@@ -23,6 +23,7 @@
 #include "core/observe/store_observations.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "experiments/runner/capture_run.h"
 
 namespace moxlab::cli {
@@ -131,15 +132,15 @@ void register_observe(CLI::App& app) {
   auto a = std::make_shared<ObserveArgs>();
   auto* cmd = app.add_subcommand("observe", "MoHD section-3 activation observations (Fig. 3-5) of a capture");
   auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 file (moxlab probe)");
-  cmd->add_option("--run", a->run, "run id: its newest capture of every tap, or a new one")->excludes(cap);
+  cmd->add_option("--run", a->run, "run id: its newest capture of every tap, or a new one")->excludes(cap)->check(run_id());
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--tokens", a->tokens, "token budget when --run has to capture")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--eps", a->options.eps, "sparsity threshold on x^2 (Eq. 2)")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(token_count())->capture_default_str();
+  cmd->add_option("--eps", a->options.eps, "sparsity threshold on x^2 (Eq. 2)")->check(number_in(1e-30, 1e30))->capture_default_str();
   cmd->add_option("--top-p", a->options.top_percent, "percent of dims counted as high (Fig. 5)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      ->check(number_in(0.0, 100.0))->capture_default_str();
   cmd->add_option("--out", a->out, "observations HDF5 (default: <capture stem>.observe.h5 next to the capture)");
-  cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)");
+  cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)")->check(thread_count());
   cmd->callback([a]() {
     require(!a->capture.empty() || a->run >= 0, "give --capture FILE.h5 or --run ID");
     set_torch_threads(a->threads);

@@ -1,6 +1,7 @@
 // `moxlab probe --run ID|--checkpoint P --taps 'blocks.*.attn.out,...' --tokens N --out FILE.h5`
 // Captures activations on held-out text into an HDF5 tensor log (layout: core/probe/capture.h) and
 // records it as an artifact of the run.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -8,7 +9,9 @@
 #include "core/model/probe_recorder.h"
 #include "core/model/torch_threads.h"
 #include "core/store/run_store.h"
+#include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "experiments/runner/capture_run.h"
 
 namespace moxlab::cli {
@@ -26,20 +29,21 @@ struct ProbeArgs {
 void register_probe(CLI::App& app) {
   auto a = std::make_shared<ProbeArgs>();
   auto* cmd = app.add_subcommand("probe", "Capture activations of named taps to HDF5");
-  cmd->add_option("--run", a->ref.run_id, "run id");
-  cmd->add_option("--checkpoint", a->ref.checkpoint, "checkpoint file");
+  add_checkpoint_options(cmd, a->ref, "model's");
   cmd->add_option("--store", a->ref.store, "run store")->capture_default_str();
   cmd->add_option("--taps", a->capture.taps, "comma-separated globs over tap names")->capture_default_str();
-  cmd->add_option("--tokens", a->capture.tokens, "token budget over all domains")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seq-len", a->capture.seq_len, "window length")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--tokens", a->capture.tokens, "token budget over all domains")->check(token_count())->capture_default_str();
+  auto* seq_len = cmd->add_option("--seq-len", a->capture.seq_len, "window length (default: 256, or the model's context if shorter)")
+                      ->check(integer_in(2, 1 << 20))->capture_default_str();
   cmd->add_option("--domains", a->capture.domains, "only these domains")->delimiter(',');
   cmd->add_option("--out", a->out, "HDF5 file to write");
-  cmd->add_option("--threads", a->threads, "LibTorch threads (0: all cores)");
+  cmd->add_option("--threads", a->threads, "LibTorch threads (0: all cores)")->check(thread_count());
   cmd->add_flag("--list-taps", a->list, "print the tap names of the model and exit");
-  cmd->callback([a]() {
+  cmd->callback([a, seq_len]() {
     set_torch_threads(a->threads);
     ResolvedCheckpoint ck = resolve_checkpoint(a->ref, "capture");
     auto& model = *ck.loaded.model;
+    if (seq_len->count() == 0) a->capture.seq_len = std::min(a->capture.seq_len, model.options().max_seq_len);
     if (a->list) {
       for (const auto& n : dense_tap_names(model.options().n_layers)) std::cout << n << "\n";
       return;

@@ -14,6 +14,7 @@
 #include "core/observe/router_domains.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "experiments/report/table_build.h"
 #include "experiments/runner/route_run.h"
 
@@ -48,12 +49,12 @@ void register_route(CLI::App& app) {
   auto a = std::make_shared<RouteArgs>();
   auto* cmd = app.add_subcommand("route", "Per-domain router selection: MoHD sub-dimensions (Fig. 11), MoH heads, ToMoE experts");
   auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 holding blocks.*.router.probs/topk taps");
-  auto* run = cmd->add_option("--run", a->run, "run id: capture its router taps, then observe")->excludes(cap);
+  auto* run = cmd->add_option("--run", a->run, "run id: capture its router taps, then observe")->excludes(cap)->check(run_id());
   cmd->add_option("--sweep", a->sweep, "sweep name or id: every finished member with routers (MoHD, MoH, ToMoE)")->excludes(cap)->excludes(run);
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--tokens-per-domain", a->tokens_per_domain, "validation tokens captured per domain")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)");
+      ->check(token_count())->capture_default_str();
+  cmd->add_option("--threads", a->threads, "LibTorch threads when capturing (0: all cores)")->check(thread_count());
   cmd->add_flag("--redo", a->redo, "with --sweep: also members that already have routing results");
   cmd->callback([a]() {
     require(!a->capture.empty() || a->run >= 0 || !a->sweep.empty(), "give --capture FILE.h5, --run ID or --sweep NAME|ID");

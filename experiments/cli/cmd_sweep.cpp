@@ -23,6 +23,7 @@
 #include "core/common/error.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "experiments/runner/sweep_member.h"
 #include "experiments/sweep/slurm_script.h"
 #include "experiments/sweep/sweep_scheduler.h"
@@ -150,14 +151,14 @@ void register_run(CLI::App& sweep) {
   };
   auto a = std::make_shared<Args>();
   auto* cmd = sweep.add_subcommand("run", "Run the free members of a sweep");
-  cmd->add_option("id", a->id, "sweep id")->required();
+  cmd->add_option("id", a->id, "sweep id")->required()->check(sweep_id());
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
-  cmd->add_option("--workers", a->workers, "local worker processes")->check(CLI::Range(1, 256))->capture_default_str();
-  cmd->add_option("--index", a->index, "run exactly this member (e.g. $SLURM_ARRAY_TASK_ID)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", a->threads, "LibTorch threads per worker (0: cores / workers)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--workers", a->workers, "local worker processes")->check(integer_in(1, 256))->capture_default_str();
+  cmd->add_option("--index", a->index, "run exactly this member (e.g. $SLURM_ARRAY_TASK_ID)")->check(non_negative_count());
+  cmd->add_option("--threads", a->threads, "LibTorch threads per worker (0: cores / workers)")->check(thread_count());
   cmd->add_flag("--retry-failed", a->policy.retry_failed, "run failed members again");
   cmd->add_option("--stale-after", a->policy.stale_after_s, "seconds without a heartbeat before a running member is "
-                                                            "taken over")->check(CLI::PositiveNumber)->capture_default_str();
+                                                            "taken over")->check(number_in(0.001, 1e9))->capture_default_str();
   cmd->callback([a]() {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -205,7 +206,7 @@ void register_status(CLI::App& sweep) {
   };
   auto a = std::make_shared<Args>();
   auto* status = sweep.add_subcommand("status", "Progress of a sweep's members");
-  status->add_option("id", a->id, "sweep id")->required();
+  status->add_option("id", a->id, "sweep id")->required()->check(sweep_id());
   status->add_option("--store", a->store, "run store")->capture_default_str();
   status->callback([a]() {
     RunStoreOptions ro;
@@ -235,16 +236,16 @@ void register_slurm(CLI::App& sweep) {
   };
   auto a = std::make_shared<Args>();
   auto* cmd = sweep.add_subcommand("slurm", "Write an sbatch job-array script for a sweep");
-  cmd->add_option("id", a->id, "sweep id")->required();
+  cmd->add_option("id", a->id, "sweep id")->required()->check(sweep_id());
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--out", a->out, "script path (default: <store dir>/sweeps/ID/array.sbatch)");
   cmd->add_option("--partition", a->slurm.partition, "Slurm partition");
   cmd->add_option("--account", a->slurm.account, "Slurm account");
   cmd->add_option("--time", a->slurm.time, "time limit per member")->capture_default_str();
   cmd->add_option("--mem", a->slurm.mem, "memory per task (e.g. 16G)");
-  cmd->add_option("--cpus", a->slurm.cpus_per_task, "CPUs per task")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--gpus", a->slurm.gpus_per_task, "GPUs per task")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-parallel", a->slurm.max_parallel, "at most this many tasks at once")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cpus", a->slurm.cpus_per_task, "CPUs per task")->check(integer_in(1, 4096))->capture_default_str();
+  cmd->add_option("--gpus", a->slurm.gpus_per_task, "GPUs per task")->check(integer_in(0, 1024));
+  cmd->add_option("--max-parallel", a->slurm.max_parallel, "at most this many tasks at once")->check(non_negative_count());
   cmd->add_flag("--all", a->slurm.all, "include finished members");
   cmd->callback([a]() {
     RunStoreOptions ro;

@@ -1,4 +1,4 @@
-// `moxlab train --config FILE.toml [--set key=value ...] [--resume [RUN_ID]]`
+// `moxlab train --config FILE.toml [--set key=value ...] [--resume [RUN_ID]] [--print-id]`
 // SIGINT/SIGTERM stop training after the current step with a checkpoint (status "killed");
 // `--resume` continues the newest unfinished run with the same config hash from its checkpoint.
 #include <csignal>
@@ -6,8 +6,12 @@
 #include <memory>
 
 #include "core/config/config.h"
+#include "core/store/run_store.h"
+#include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/option_checks.h"
 #include "experiments/cli/progress_bar.h"
+#include "experiments/runner/tomoe_finish.h"
 #include "experiments/runner/train_run.h"
 
 namespace moxlab::cli {
@@ -19,42 +23,54 @@ void on_signal(int) { g_stop = true; }
 struct TrainArgs {
   std::string config;
   std::vector<std::string> sets;
-  std::int64_t resume_run = -1;
-  bool resume = false;
+  ForegroundTraining how;
 };
 }  // namespace
 
 void register_train(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "Train a model from a TOML config");
-  cmd->add_option("--config", a->config, "TOML config file")->required();
+  cmd->add_option("--config", a->config, "TOML config file")->required()->check(non_empty_path());
   cmd->add_option("--set", a->sets, "key=value override (repeatable)");
-  auto* resume = cmd->add_option("--resume", a->resume_run, "resume the newest unfinished run with this config, or RUN_ID")
+  auto* resume = cmd->add_option("--resume", a->how.resume_run, "resume the newest unfinished run with this config, or RUN_ID")
                      ->expected(0, 1)
-                     ->default_str("-1");
-  cmd->callback([a, resume]() { train_in_foreground(load_config(a->config, a->sets), resume->count() > 0, a->resume_run); });
+                     ->default_str("-1")
+                     ->check(run_id("-1"));
+  add_print_id_flag(cmd, a->how.print_id);
+  cmd->callback([a, resume]() {
+    a->how.resume = resume->count() > 0;
+    train_in_foreground(load_config(a->config, a->sets), a->how);
+  });
 }
 
-void train_in_foreground(const Config& cfg, bool resume, std::int64_t resume_run) {
+void train_in_foreground(const Config& cfg, const ForegroundTraining& how) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  ProgressBar bar("train");
+  ProgressBar bar(how.label);
   TrainRunOptions o;
-  o.resume = resume;
-  o.resume_run = resume_run;
+  o.resume = how.resume;
+  o.resume_run = how.resume_run;
   o.stop = &g_stop;
   o.log = [](const std::string& s) { std::cerr << s << "\n"; };
   o.on_step = [&bar](const StepReport& r) {
     char extra[128];
     std::snprintf(extra, sizeof(extra), "loss %.4f  lr %.2e  %.0f %s/s", r.loss, r.lr, r.tokens_per_s, r.unit);
-    bar.update(r.step, r.max_steps, extra, r.eta_s);
+    bar.update(r.step, r.max_steps, extra);
   };
   TrainRunResult res = run_training(cfg, o);
   bar.finish();
-  std::cout << "run " << res.run_id << (res.train.interrupted ? " stopped" : " finished") << " at step "
-            << res.train.steps << " (" << res.train.tokens_seen << " " << res.train.unit << ", " << format_duration(res.train.seconds)
-            << "); checkpoint " << res.checkpoint << "\n";
-  for (const auto& [k, v] : res.train.final_val) std::cout << "  " << k << " = " << v << "\n";
+  std::ostream& out = summary_stream(how.print_id);
+  out << "run " << res.run_id << (res.train.interrupted ? " stopped" : " finished") << " at step " << res.train.steps << " ("
+      << res.train.tokens_seen << " " << res.train.unit << ", " << format_duration(res.train.seconds) << "); checkpoint "
+      << res.checkpoint << "\n";
+  for (const auto& [k, v] : res.train.final_val) out << "  " << k << " = " << v << "\n";
+  if (cfg.model.is_tomoe() && !res.train.interrupted) {
+    RunStoreOptions read_only;
+    read_only.read_only = true;
+    if (const auto ratio = RunStore(cfg.run.store, read_only).result(res.run_id, "tomoe/active_ratio"))
+      out << tomoe_target_line(ratio->value, cfg.model.tomoe.active, cfg.train.max_steps) << "\n";
+  }
+  if (how.print_id) std::cout << res.run_id << std::endl;
 }
 
 }  // namespace moxlab::cli

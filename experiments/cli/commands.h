@@ -3,6 +3,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+
 namespace moxlab {
 struct Config;
 }
@@ -27,9 +30,17 @@ void register_sweep(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_prune(CLI::App& app);
 
+// How train_in_foreground runs and reports a training.
+struct ForegroundTraining {
+  bool resume = false;           // continue the newest unfinished run of this config
+  std::int64_t resume_run = -1;  // ... or this one
+  std::string label = "train";   // of the progress bar
+  bool print_id = false;         // stdout: the run id only (cli_options.h)
+};
+
 // Trains cfg in this process with a progress bar; SIGINT/SIGTERM stop after the current step with a
-// checkpoint. resume: continue the newest unfinished run of this config (or resume_run >= 0).
-void train_in_foreground(const Config& cfg, bool resume = false, std::int64_t resume_run = -1);
+// checkpoint. A ToMoE conversion ends with a line saying whether it reached its target active ratio.
+void train_in_foreground(const Config& cfg, const ForegroundTraining& how = {});
 
 // Thrown by a callback to end the process with a specific exit status (after printing its own output).
 struct ExitRequest {

@@ -19,7 +19,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // Usage errors read like every other error: one line naming the flag.
+    std::cerr << "moxlab: error: " << e.what() << "\n";
+    return e.get_exit_code();
   } catch (const moxlab::cli::ExitRequest& e) {
     return e.code;
   } catch (const moxlab::Error& e) {

@@ -37,6 +37,17 @@ void ProgressBar::update(std::int64_t done, std::int64_t total, const std::strin
   }
 }
 
+void ProgressBar::update(std::int64_t done, std::int64_t total, const std::string& extra) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!first_) first_ = Mark{now, done};
+  double eta = NAN;
+  if (done > first_->done) {
+    const double seconds = std::chrono::duration<double>(now - first_->time).count();
+    eta = seconds / static_cast<double>(done - first_->done) * static_cast<double>(total - done);
+  }
+  update(done, total, extra, eta);
+}
+
 void ProgressBar::finish() {
   if (open_line_) std::fprintf(stderr, "\n");
   open_line_ = false;

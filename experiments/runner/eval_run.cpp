@@ -52,6 +52,9 @@ void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const
 
 EvalRunResult run_evaluation(const EvalRunOptions& opts) {
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
+  auto progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
+    if (opts.progress) opts.progress(phase, done, total);
+  };
   set_torch_threads(opts.threads);
   if (opts.ref.run_id >= 0) {  // an image run is evaluated as at the end of its training (test top-1)
     const std::string path = run_checkpoint_path(opts.ref.store, opts.ref.run_id);
@@ -88,8 +91,12 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         sum.tokens += r.tokens;
         sum.bytes += r.bytes;
       };
+      std::int64_t total = 0, before = 0;  // validation tokens of all domains / of the domains done
+      for (int d = 0; d < val.num_domains(); ++d) total += perplexity_tokens(val, d, opts.max_val_tokens);
       for (int d = 0; d < val.num_domains(); ++d) {
-        auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size);
+        auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size,
+                                     [&](std::int64_t done) { progress("perplexity", before + done, total); });
+        before += perplexity_tokens(val, d, opts.max_val_tokens);
         put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d), r, "val");
         auto u = unigram.evaluate(val, d, opts.max_val_tokens);
         put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
@@ -108,7 +115,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         const std::string text = read_file(dir + "/eval/wikitext2_test.raw");
         VectorTokenSource src;
         src.add("wikitext2", tok->encode(text), static_cast<std::int64_t>(text.size()));
-        auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size);
+        const std::int64_t total = src.size(0);
+        auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size,
+                                     [&](std::int64_t done) { progress("wikitext2", done, total); });
         put_perplexity(store, ck.run_id, res, "wikitext2", r, "test (2891 non-empty rows)");
       }
     }
@@ -127,6 +136,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         for (const auto& name : names) {
           const TaskSpec& spec = find_task(name);
           log("task " + name + " ...");
+          topts.progress = [&](std::size_t done, std::size_t total) {
+            progress("task " + name, static_cast<std::int64_t>(done), static_cast<std::int64_t>(total));
+          };
           TaskResult tr = run_task(spec, *tok, score, topts);
           for (const auto& m : tr.metrics) {
             nlohmann::json meta{{"metric", m.name}, {"split", tr.split}, {"n", tr.n_items},

@@ -2,6 +2,7 @@
 // perplexity and the zero-shot tasks (lm-evaluation-harness conventions), stored as results of the run
 // with their metric definitions, and per-item log-likelihoods stored as audit rows.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct EvalRunOptions {
   int batch_size = 16;
   int threads = 0;
   std::function<void(const std::string&)> log;
+  // Progress inside each phase: "perplexity" (validation tokens over all domains), "wikitext2"
+  // (tokens), "task NAME" (loglikelihood requests); done of total, called often.
+  std::function<void(const std::string& phase, std::int64_t done, std::int64_t total)> progress;
 };
 
 struct EvalLine {

@@ -20,7 +20,7 @@ Config tomoe_convert_config(const TomoeConvertRequest& r) {
   std::snprintf(active, sizeof(active), "%g", r.active);
   const std::string steps = std::to_string(r.steps);
   for (const std::string& kv : std::vector<std::string>{
-           "run.kind=train", std::string("run.name=tomoe_") + active, "model.attention=tomoe", "model.ffn=tomoe",
+           "run.kind=train", std::string("run.name=tomoe_target") + active, "model.attention=tomoe", "model.ffn=tomoe",
            std::string("tomoe.active=") + active, "train.loss=distill", "train.trainable=routing",
            "train.init_from=" + r.checkpoint, "train.lr=1e-3", "train.warmup_steps=0", "train.min_lr_ratio=1",
            "train.weight_decay=0.05", "train.max_steps=" + steps, "train.checkpoint_every=" + steps,

@@ -3,6 +3,8 @@
 // the target active ratio p (Eq. 8), self-distillation from the same model with its gates off (Eq. 10),
 // only the routing modules trained (dense weights frozen), AdamW at a constant lr 1e-3 with weight
 // decay 0.05 as in the paper. `sets` (key=value) apply last, so any of it can be changed.
+// The run is named tomoe_target<p>: the name states what was asked; whether the conversion got there is
+// its result tomoe/active_ratio (and the tag target_missed when it did not, tomoe_finish.h).
 #pragma once
 #include <string>
 #include <vector>

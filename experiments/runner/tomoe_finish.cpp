@@ -1,5 +1,8 @@
 #include "experiments/runner/tomoe_finish.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -40,11 +43,31 @@ TomoeConversionRecord conversion_record(const TomoeConversion& c, const Config& 
   }
   return r;
 }
+std::string ratio_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 }  // namespace
+
+bool tomoe_target_reached(double active_ratio, double target) {
+  return std::abs(active_ratio - target) <= kTomoeTargetTolerance;
+}
+
+std::string tomoe_target_line(double active_ratio, double target, std::int64_t steps) {
+  const std::string head = "ToMoE conversion: active ratio " + ratio_text(active_ratio);
+  if (tomoe_target_reached(active_ratio, target)) return head + ", at the target " + ratio_text(target);
+  if (active_ratio < target)
+    return head + " is below the target " + ratio_text(target) + " (more pruned than asked; tagged " + kTomoeTargetMissedTag + ")";
+  return head + " did NOT reach the target " + ratio_text(target) + " after " + std::to_string(steps) +
+         " steps (tagged " + kTomoeTargetMissedTag + "): train the routing longer, e.g. --steps " +
+         std::to_string(std::max<std::int64_t>(200, steps * 4));
+}
 
 void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, const Config& cfg, std::int64_t run,
                              const std::function<void(const std::string&)>& log) {
   constexpr int kCalibrationBatches = 8;
+  if (log) log("ToMoE conversion: v/o top-K from " + std::to_string(kCalibrationBatches) + " calibration batches, then a validation pass");
   std::vector<torch::Tensor> calibration;
   for (int s = 0; s < kCalibrationBatches; ++s) calibration.push_back(objective.batch(s, 0).first);
   const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
@@ -56,6 +79,11 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
                                   {"definition", "T(d_MoE) / T_total (ToMoE Eq. 8): kept attention and SwiGLU matrix "
                                                  "parameters per token (widest expert, v/o top-K) over the dense ones"}}
                        .dump());
+  if (!tomoe_target_reached(c.active_ratio, cfg.model.tomoe.active)) {
+    std::vector<std::string> tags = store.get_run(run).tags;
+    if (std::find(tags.begin(), tags.end(), kTomoeTargetMissedTag) == tags.end()) tags.push_back(kTomoeTargetMissedTag);
+    store.set_tags(run, tags);
+  }
   std::string widths;
   for (std::size_t l = 0; l < c.vo_top_k.size(); ++l) {
     const std::string k = "tomoe/layer" + std::to_string(l) + "/";
@@ -89,9 +117,7 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
   } catch (const std::exception& e) {
     if (log) log(std::string("ToMoE conversion file not written: ") + e.what());
   }
-  if (log)
-    log("ToMoE conversion: active ratio " + std::to_string(c.active_ratio) + " (target " + std::to_string(cfg.model.tomoe.active) +
-        "); per layer qk/vo/mlp widths " + widths);
+  if (log) log("ToMoE conversion: per layer qk/vo/mlp widths " + widths);
 }
 
 }  // namespace moxlab

@@ -47,7 +47,7 @@ TEST_CASE("Bad configs fail with one line naming the problem", "[config]") {
   CHECK(e.find("unknown config key 'model.dimm'") != std::string::npos);
   CHECK(e.find("did you mean 'model.dim'") != std::string::npos);
   CHECK(error_of([] { load_config("", {"train.lr=-1"}); }).find("out of range") != std::string::npos);
-  CHECK(error_of([] { load_config("", {"model.dim=abc"}); }).find("expects a integer") != std::string::npos);
+  CHECK(error_of([] { load_config("", {"model.dim=abc"}); }).find("expects an integer") != std::string::npos);
   CHECK(error_of([] { load_config("", {"model.dim=100", "model.n_heads=3"}); }).find("divisible") != std::string::npos);
   CHECK(error_of([] { load_config("/no/such/file.toml"); }).find("cannot open config file") != std::string::npos);
   auto bad = write_toml("bad.toml", "[model\ndim = 1\n");

@@ -142,7 +142,8 @@ TEST_CASE("Bad input fails with one clear line and a non-zero exit", "[e2e][erro
   CHECK(one_line_error(run_cli("train --config typo.toml", dir), "unknown config key 'model.dimm'"));
   CHECK(one_line_error(run_cli("train --config missing.toml", dir), "cannot open config file missing.toml"));
   CHECK(one_line_error(run_cli("train --config typo.toml --set model.dim=64 --set train.lr=-3", dir), "unknown config key"));
-  CHECK(one_line_error(run_cli("config show --config /dev/null --set train.lr=-3", dir), "out of range"));
+  { std::ofstream(dir + "/empty.toml") << ""; }
+  CHECK(one_line_error(run_cli("config show --config empty.toml --set train.lr=-3", dir), "out of range"));
   CHECK(one_line_error(run_cli("generate --checkpoint nothing.pt", dir), "no such checkpoint: nothing.pt"));
   { std::ofstream(dir + "/trunc.pt") << "PK\x03\x04 truncated"; }
   CHECK(one_line_error(run_cli("generate --checkpoint trunc.pt", dir), "trunc.pt"));

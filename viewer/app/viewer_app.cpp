@@ -50,9 +50,43 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// What the options name must exist before a window opens: the panel, and the runs (unless the store
+// itself cannot be read yet: the app shows that and retries).
+void check_options(const AppOptions& options, const ViewerContext& ctx, const std::vector<std::unique_ptr<Panel>>& panels) {
+  const std::string want = options.bench_fps ? "bench" : options.screenshot;
+  if (!want.empty() && std::none_of(panels.begin(), panels.end(), [&](const auto& p) { return p->id() == want; })) {
+    std::string ids;
+    for (const auto& p : panels) ids += (ids.empty() ? "" : ", ") + p->id();
+    throw Error("unknown panel '" + want + "' (panels: " + ids + ")");
+  }
+  if (!ctx.catalog.error().empty()) return;
+  std::vector<std::int64_t> wanted = options.select;
+  if (options.run > 0) wanted.push_back(options.run);
+  const auto& runs = ctx.catalog.runs();
+  for (const std::int64_t id : wanted) {
+    if (ctx.catalog.find(id)) continue;
+    const std::string have = runs.empty() ? "it has no runs"
+                                          : "its runs are " + std::to_string(runs.front().run.id) + ".." + std::to_string(runs.back().run.id);
+    throw Error("run " + std::to_string(id) + " is not in the store " + options.db + " (" + have + ")");
+  }
+}
+
 }  // namespace
 
 int run_viewer(const AppOptions& options) {
+  ViewerContext ctx(options.db);
+  ctx.tables_dir = options.tables_dir;
+  ctx.args = options.args;
+  ctx.selected.insert(options.select.begin(), options.select.end());
+  if (options.run > 0) {
+    ctx.selected.insert(options.run);
+    ctx.focus = options.run;
+  }
+  ctx.catalog.refresh(true);
+  auto panels = make_panels();
+  check_options(options, ctx, panels);
+  const std::string want = options.bench_fps ? "bench" : options.screenshot;
+
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) throw Error("cannot start GLFW (no display? run under xvfb-run -a)");
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -74,29 +108,7 @@ int run_viewer(const AppOptions& options) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
-  ViewerContext ctx(options.db);
-  ctx.tables_dir = options.tables_dir;
-  ctx.args = options.args;
   set_export_dir(options.export_dir);
-  ctx.selected.insert(options.select.begin(), options.select.end());
-  if (options.run > 0) {
-    ctx.selected.insert(options.run);
-    ctx.focus = options.run;
-  }
-  ctx.catalog.refresh(true);
-  auto panels = make_panels();
-  const std::string want = options.bench_fps ? "bench" : options.screenshot;
-  if (!want.empty() &&
-      std::none_of(panels.begin(), panels.end(), [&](const auto& p) { return p->id() == want; })) {
-    std::string ids;
-    for (const auto& p : panels) ids += (ids.empty() ? "" : ", ") + p->id();
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
-    throw Error("unknown panel '" + want + "' (panels: " + ids + ")");
-  }
 
   using clock = std::chrono::steady_clock;
   auto last_refresh = clock::now();

@@ -1,7 +1,8 @@
 // Tables: any `moxlab table` spec (experiments/tables/*.toml, or a path typed in) built from the store
 // with the same code as the CLI (experiments/report), optionally for another sweep, shown as a table
 // with the best cells highlighted, definitions, provenance and warnings, and copied to the clipboard
-// as Markdown, CSV or LaTeX. Rebuilt when the store changes.
+// as Markdown, CSV or LaTeX. Rebuilt when the store changes. Opened with a run in focus (--run), it shows
+// that run's sweep.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -37,8 +38,7 @@ class TablesPanel : public Panel {
 
   void draw(ViewerContext& ctx) override {
     if (specs_.empty()) list_specs(ctx);
-    if (spec_path_.empty() && ctx.args.count("table")) spec_path_ = resolve(ctx, ctx.args.at("table"));
-    if (sweep_.empty() && ctx.args.count("sweep")) sweep_ = ctx.args.at("sweep");
+    if (!started_) start(ctx);
 
     ImGui::SetNextItemWidth(420);
     if (ImGui::BeginCombo("spec", spec_path_.empty() ? "(choose a table spec)" : spec_path_.c_str())) {
@@ -59,6 +59,7 @@ class TablesPanel : public Panel {
     ImGui::SetNextItemWidth(420);
     if (ImGui::InputTextWithHint("##path", "or a spec path, Enter to load", &typed_, ImGuiInputTextFlags_EnterReturnsTrue))
       spec_path_ = typed_, built_generation_ = -1;
+    if (!focus_note_.empty()) show_message(ctx, focus_note_);
     if (spec_path_.empty()) {
       show_message(ctx, "Choose a table spec (" + std::to_string(specs_.size()) + " found in " + ctx.tables_dir + ").");
       return;
@@ -81,6 +82,44 @@ class TablesPanel : public Panel {
   std::string spec_path_, sweep_, typed_, error_;
   std::optional<Table> table_;
   int built_generation_ = -1;
+  bool started_ = false;
+  std::string focus_note_;  // what the run in focus (--run) made the panel show, or what it needs
+
+  // The first frame: --arg table= / sweep= as given; a run in focus (--run) picks its sweep, and when no
+  // table is given, a spec that selects that sweep (else the generic sweep summary).
+  void start(ViewerContext& ctx) {
+    started_ = true;
+    if (ctx.args.count("table")) spec_path_ = resolve(ctx, ctx.args.at("table"));
+    if (ctx.args.count("sweep")) sweep_ = ctx.args.at("sweep");
+    if (!ctx.focus || !sweep_.empty()) return;
+    const RunRow* row = ctx.catalog.find(ctx.focus);
+    const std::string run = "run " + std::to_string(ctx.focus);
+    if (!row || !row->run.sweep_id) {
+      if (spec_path_.empty())
+        focus_note_ = run + " is in no sweep; tables summarise a sweep's runs: choose a spec (or --arg table=NAME).";
+      return;
+    }
+    const std::int64_t sweep = *row->run.sweep_id;
+    sweep_ = std::to_string(sweep);
+    if (spec_path_.empty()) spec_path_ = spec_for_sweep(sweep, row->sweep_name);
+    focus_note_ = "Table of " + run + "'s sweep " + row->sweep_name + " (#" + sweep_ + ").";
+  }
+
+  // The first listed spec whose select.sweep names this sweep; the sweep summary when none does.
+  std::string spec_for_sweep(std::int64_t id, const std::string& name) const {
+    for (const auto& path : specs_) {
+      try {
+        for (const SweepRef& ref : load_table_spec(path).select.sweeps)
+          if (ref.id ? *ref.id == id : ref.name == name) return path;
+      } catch (const std::exception&) {
+        // a broken spec shows its error when chosen
+      }
+    }
+    const auto summary = std::find_if(specs_.begin(), specs_.end(), [](const std::string& p) {
+      return std::filesystem::path(p).filename() == "sweep_summary.toml";
+    });
+    return summary == specs_.end() ? "" : *summary;
+  }
 
   void list_specs(ViewerContext& ctx) {
     std::error_code ec;

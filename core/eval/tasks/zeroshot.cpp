@@ -34,7 +34,8 @@ void add_item(RequestPlan& plan, const std::vector<TextRequest>& texts, const To
 
 std::vector<LoglikelihoodResult> score_in_chunks(const LoglikelihoodFn& score,
                                                  std::vector<LoglikelihoodRequest>&& requests,
-                                                 std::size_t chunk) {
+                                                 std::size_t chunk,
+                                                 const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<LoglikelihoodResult> out;
   out.reserve(requests.size());
   for (std::size_t start = 0; start < requests.size(); start += chunk) {
@@ -45,6 +46,7 @@ std::vector<LoglikelihoodResult> score_in_chunks(const LoglikelihoodFn& score,
     require(got.size() == batch.size(), "loglikelihood scorer returned " + std::to_string(got.size()) +
                                             " results for " + std::to_string(batch.size()) + " requests");
     out.insert(out.end(), got.begin(), got.end());
+    if (progress) progress(end, requests.size());
   }
   return out;
 }
@@ -143,7 +145,7 @@ TaskResult score_task(const TaskSpec& spec, const TaskData& data, const Tokenize
         break;
     }
   }
-  const std::vector<LoglikelihoodResult> results = score_in_chunks(score, std::move(plan.requests), opts.batch_requests);
+  const std::vector<LoglikelihoodResult> results = score_in_chunks(score, std::move(plan.requests), opts.batch_requests, opts.progress);
 
   TaskResult out;
   out.task = spec.name;

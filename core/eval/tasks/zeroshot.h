@@ -12,6 +12,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/data/tokenizer.h"
@@ -34,6 +35,8 @@ struct TaskOptions {
   bool prefix_every_context = false;
   std::string target_delimiter = kHarnessTargetDelimiter;  // between query and choice
   std::string data_dir;               // folder of the task files; "" = <shared data>/eval
+  // Called after each chunk of requests is scored (requests done, requests in the task).
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 // Loads spec's file (first opts.limit items) and scores it.
