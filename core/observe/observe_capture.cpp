@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/observe/consecutive_runs.h"
 #include "core/observe/dim_ranks.h"
+#include "core/observe/layout_check.h"
 #include "core/observe/magnitude_profile.h"
 #include "core/observe/magnitude_summary.h"
 #include "core/observe/shared_dims.h"
@@ -34,7 +35,9 @@ std::pair<int, std::string> split_tap(const std::string& tap) {
   const auto dot = tap.find('.', prefix.size());
   if (tap.rfind(prefix, 0) != 0 || dot == std::string::npos || dot == prefix.size()) return {-1, tap};
   const std::string layer = tap.substr(prefix.size(), dot - prefix.size());
-  if (!std::all_of(layer.begin(), layer.end(), [](char c) { return c >= '0' && c <= '9'; })) return {-1, tap};
+  // At most 6 digits: a layer index, never a number std::stoi cannot hold (names come from files).
+  if (layer.size() > 6 || !std::all_of(layer.begin(), layer.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return {-1, tap};
   return {std::stoi(layer), tap.substr(dot + 1)};
 }
 
@@ -168,17 +171,11 @@ void observe_shared(const ActivationMatrix& x, const std::vector<std::int32_t>& 
           one);
 }
 
-// Reads one tap and checks it against the capture's rows.
-std::vector<float> read_tap(const TensorLogReader& in, const std::string& tap, std::int64_t tokens, std::int64_t& dims) {
-  const std::string name = "/probes/" + tap, where = "capture " + in.path() + ": tap " + tap;
-  const auto shape = in.shape(name);
-  require(shape.size() == 2, where + " is not a [tokens, dims] matrix");
-  require(shape[0] > 0 && shape[1] > 0, where + " has no rows");
-  require(static_cast<std::int64_t>(shape[0]) == tokens,
-          where + " has " + std::to_string(shape[0]) + " rows but /window has " + std::to_string(tokens));
-  std::vector<float> v = in.read<float>(name);
-  require(std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); }), where + " has non-finite values");
-  dims = static_cast<std::int64_t>(shape[1]);
+// Reads one tap (its shape checked by check_capture_layout).
+std::vector<float> read_tap(const TensorLogReader& in, const std::string& tap) {
+  std::vector<float> v = in.read<float>("/probes/" + tap);
+  require(std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); }),
+          "capture " + in.path() + ": tap " + tap + " has non-finite values");
   return v;
 }
 
@@ -233,7 +230,8 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
   require(file_exists(capture_path), "no capture file at " + capture_path);
   require(opt.max_run >= 2, "observe: max run length must be >= 2");
   require(opt.eps > 0, "observe: eps must be positive");
-  TensorLogReader in(capture_path);
+  const TensorLogReader in = TensorLogReader::open_checked(capture_path);
+  const CaptureLayout layout = check_capture_layout(in);
   const std::string where = "capture " + capture_path;
   for (const char* name : {"/window", "/position"})
     require(in.has_dataset(name), where + " has no " + name + " dataset (needed to find consecutive tokens)");
@@ -247,8 +245,7 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
   rep.tokens = static_cast<std::int64_t>(run_length.size());
   require(rep.tokens > 0, where + " has no rows in /window");
   if (in.has_attr("/", "run_id")) rep.run_id = in.attr_int("/", "run_id");
-  std::vector<std::string> taps;
-  for (const auto& ds : in.datasets("/probes")) taps.push_back(ds.substr(std::string("/probes/").size()));
+  std::vector<std::string> taps = layout.taps;
   require(!taps.empty(), where + " has no taps under /probes");
   auto order = [](const std::string& t) {
     const auto [layer, kind] = split_tap(t);
@@ -259,7 +256,7 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
   TensorLogWriter w(out_path);
   w.set_attr("/", "source", rep.capture);
   if (rep.run_id >= 0) w.set_attr_int("/", "run_id", rep.run_id);
-  w.set_attr_int("/", "layout_version", 1);
+  w.set_attr_int("/", "layout_version", kTensorLogLayoutVersion);
   w.set_attr_int("/", "tokens", rep.tokens);
   w.set_attr_double("/", "eps", opt.eps);
   w.set_attr_double("/", "p", opt.top_percent);
@@ -279,7 +276,8 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
     o.tap = tap;
     std::tie(o.layer, o.kind) = split_tap(tap);
     o.tokens = rep.tokens;
-    const std::vector<float> values = read_tap(in, tap, rep.tokens, o.dims);
+    o.dims = static_cast<std::int64_t>(layout.features[std::find(layout.taps.begin(), layout.taps.end(), tap) - layout.taps.begin()]);
+    const std::vector<float> values = read_tap(in, tap);
     const ActivationMatrix x{values.data(), o.tokens, o.dims};
     observe_magnitudes(x, opt, w, o, res);
     observe_sparsity(x, opt, grid, w, o, res);

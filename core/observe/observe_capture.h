@@ -3,7 +3,7 @@
 // and returned as headline numbers for the run store. One tap is in memory at a time (its [N, d]
 // float32 rows plus rank and magnitude copies of the same size).
 //
-// Observations file (layout_version 1; h5py-readable; <tap> = capture tap name, e.g. blocks.3.attn.in):
+// Observations file (layout_version 2, as captures; h5py-readable; <tap> = capture tap name, e.g. blocks.3.attn.in):
 //   attrs on "/": source (capture path), run_id (when the capture has one), layout_version, tokens,
 //                 eps, p (top percent of Fig. 5), max_run
 //   Fig. 3 left (magnitude_profile.h) and Fig. 4 numbers (magnitude_summary.h):
@@ -81,6 +81,8 @@ struct ObserveReport {
 };
 
 // Reads every /probes/<tap> of the capture and writes the observations file to out_path (atomically).
+// The capture is opened with TensorLogReader::open_checked (read in a child process first) and its
+// layout checked (layout_check.h) before any value is read.
 ObserveReport observe_capture(const std::string& capture_path, const std::string& out_path,
                               const ObserveOptions& options = {});
 

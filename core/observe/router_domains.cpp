@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/observe/layout_check.h"
 #include "core/store/run_records.h"
 #include "core/store/tensor_log_reader.h"
 #include "core/store/tensor_log_writer.h"
@@ -98,21 +99,24 @@ std::pair<int, std::string> router_order(const std::string& router) {
 
 RoutingReport observe_routing(const std::string& capture_path, const std::string& out_path) {
   require(std::filesystem::exists(capture_path), "no capture file at " + capture_path);
-  const TensorLogReader in(capture_path);
+  const TensorLogReader in = TensorLogReader::open_checked(capture_path);
+  const CaptureLayout layout = check_capture_layout(in);
   RoutingReport rep;
   rep.capture = std::filesystem::absolute(capture_path).string();
   rep.out = std::filesystem::absolute(out_path).string();
   if (in.has_attr("/", "run_id")) rep.run_id = in.attr_int("/", "run_id");
 
   std::vector<std::string> routers;
-  for (const auto& ds : in.datasets("/probes")) {
-    const std::string r = router_of(ds.substr(std::string("/probes/").size()));
+  for (const auto& tap : layout.taps) {
+    const std::string r = router_of(tap);
     if (!r.empty() && in.has_dataset("/probes/" + r + ".router.topk")) routers.push_back(r);
   }
   require(!routers.empty(), capture_path + " has no MoHD router taps (blocks.<l>.<attn|ffn>.router.probs and .topk): "
                                            "capture a MoHD model with --taps 'blocks.*.router.*'");
   std::sort(routers.begin(), routers.end(),
             [](const std::string& a, const std::string& b) { return router_order(a) < router_order(b); });
+  require(in.has_dataset("/domain") && layout.domains > 0,
+          "capture " + capture_path + " has no /domain or /domain_names (needed to split tokens by domain)");
   const auto domain = in.read<std::int32_t>("/domain");
   // Which split the capture's rows come from: validation text, or the test images (image_capture.h).
   const std::string split = in.has_attr("/", "split") ? in.attr("/", "split") : "val";
@@ -121,13 +125,16 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
   TensorLogWriter w(out_path);
   w.set_attr("/", "source", rep.capture);
   if (rep.run_id >= 0) w.set_attr_int("/", "run_id", rep.run_id);
-  w.set_attr_int("/", "layout_version", 1);
+  w.set_attr_int("/", "layout_version", kTensorLogLayoutVersion);
   bool wrote_names = false;
   for (const auto& r : routers) {
     const std::string probs_name = "/probes/" + r + ".router.probs";
     const auto shape = in.shape(probs_name);
     require(shape.size() == 2 && in.shape("/probes/" + r + ".router.topk") == shape,
             capture_path + ": " + r + " router taps must both be [tokens, sub_dims]");
+    // The per-domain tables hold domains x sub-dims values: a corrupted width must not size them.
+    require(shape[1] <= (1u << 16) && names.size() * shape[1] <= (1u << 26),
+            capture_path + ": " + r + " router taps have " + std::to_string(shape[1]) + " sub-dimensions");
     RouterDomainStats s = router_domain_stats(r, in.read<float>(probs_name), in.read<float>("/probes/" + r + ".router.topk"),
                                               static_cast<std::int64_t>(shape[0]), static_cast<int>(shape[1]), domain, names);
     if (!wrote_names) {

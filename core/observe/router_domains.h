@@ -3,7 +3,7 @@
 // the capture taps blocks.<l>.<attn|ffn>.router.probs (s, Eq. 11) and .router.topk (the active set,
 // Eq. 12) written by the MoHD mixer (core/model/mohd/mohd_mixer.h).
 //
-// Routing file (layout_version 1; h5py-readable; <router> = blocks.<l>.<attn|ffn>):
+// Routing file (layout_version 2, as captures; h5py-readable; <router> = blocks.<l>.<attn|ffn>):
 //   attrs on "/": source (capture path), run_id (when the capture has one), layout_version
 //   /domain_names                 strings [D]  domains with at least one captured token
 //   /routing/<router>/tokens      int64 [D]    tokens per domain
@@ -51,6 +51,8 @@ struct RoutingReport {
 
 // Reads every router tap pair of the capture and writes the routing file to out_path (atomically).
 // Throws when the capture has no router taps (a dense model, or a capture without them).
+// The capture is opened with TensorLogReader::open_checked (read in a child process first) and its
+// layout checked (layout_check.h) before any value is read.
 RoutingReport observe_routing(const std::string& capture_path, const std::string& out_path);
 
 }  // namespace moxlab

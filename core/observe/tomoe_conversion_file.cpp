@@ -1,15 +1,16 @@
 #include "core/observe/tomoe_conversion_file.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/common/error.h"
+#include "core/observe/layout_check.h"
 #include "core/store/tensor_log_reader.h"
 #include "core/store/tensor_log_writer.h"
 
 namespace moxlab {
 
 namespace {
-constexpr std::int64_t kLayout = 1;
 
 template <class T>
 std::vector<T> flatten(const std::vector<std::vector<T>>& rows, std::size_t width, const std::string& what) {
@@ -38,7 +39,7 @@ void write_tomoe_conversion(const std::string& path, const TomoeConversionRecord
   const std::size_t N = static_cast<std::size_t>(r.experts);
   require(N > 0, "ToMoE conversion file: experts must be positive");
   TensorLogWriter w(path);
-  w.set_attr_int("/", "layout_version", kLayout);
+  w.set_attr_int("/", "layout_version", kTensorLogLayoutVersion);
   w.set_attr_int("/", "run_id", r.run_id);
   w.set_attr_double("/", "target_active", r.target_active);
   w.set_attr_double("/", "active_ratio", r.active_ratio);
@@ -61,9 +62,8 @@ void write_tomoe_conversion(const std::string& path, const TomoeConversionRecord
 }
 
 TomoeConversionRecord read_tomoe_conversion(const std::string& path) {
-  TensorLogReader in(path);
-  require(in.has_attr("/", "layout_version") && in.has_dataset("/expert_jaccard"),
-          "ToMoE conversion file " + path + ": not a moxlab ToMoE conversion file");
+  const TensorLogReader in = TensorLogReader::open_checked(path);
+  check_tomoe_conversion_layout(in);
   TomoeConversionRecord r;
   r.run_id = in.attr_int("/", "run_id");
   r.target_active = in.attr_double("/", "target_active");
@@ -72,6 +72,10 @@ TomoeConversionRecord read_tomoe_conversion(const std::string& path) {
   r.head_dim = static_cast<int>(in.attr_int("/", "head_dim"));
   r.d_mid = static_cast<int>(in.attr_int("/", "d_mid"));
   r.experts = static_cast<int>(in.attr_int("/", "experts"));
+  const std::string bad = "ToMoE conversion file " + path + ": ";
+  require(in.attr_int("/", "head_dim") > 0 && in.attr_int("/", "head_dim") <= (1 << 20) && in.attr_int("/", "d_mid") > 0 &&
+              in.attr_int("/", "d_mid") <= (1 << 26),
+          bad + "head_dim or d_mid out of range");
   r.qk_width = in.read<int>("/qk_width");
   r.vo_top_k = in.read<int>("/vo_top_k");
   r.mlp_width = in.read<int>("/mlp_width");
@@ -79,14 +83,33 @@ TomoeConversionRecord read_tomoe_conversion(const std::string& path) {
   r.mlp_union = in.read<double>("/mlp_union");
   r.vo_union = in.read<double>("/vo_union");
   r.expert_similarity = in.read<double>("/expert_similarity");
-  const std::size_t N = static_cast<std::size_t>(std::max(0, r.experts));
-  r.expert_widths = rows_of(in.read<int>("/expert_widths"), N);
-  r.expert_jaccard = rows_of(in.read<double>("/expert_jaccard"), N * N);
+  const std::size_t N = static_cast<std::size_t>(r.experts);
+  const auto widths = in.read<int>("/expert_widths");
+  const auto jaccard = in.read<double>("/expert_jaccard");
+  r.expert_widths = rows_of(widths, N);
+  r.expert_jaccard = rows_of(jaccard, N * N);
   const std::size_t L = r.qk_width.size();
   require(L > 0 && r.vo_top_k.size() == L && r.mlp_width.size() == L && r.mlp_min_width.size() == L &&
               r.mlp_union.size() == L && r.vo_union.size() == L && r.expert_similarity.size() == L &&
               r.expert_widths.size() == L && r.expert_jaccard.size() == L,
-          "ToMoE conversion file " + path + ": per-layer datasets disagree in length");
+          bad + "per-layer datasets disagree in length");
+  // Values a conversion can produce; anything else is a corrupted file (and would mislead the plots).
+  require(std::isfinite(r.target_active) && std::isfinite(r.active_ratio), bad + "target_active or active_ratio is not finite");
+  auto all = [&](const auto& values, auto ok, const std::string& what) {
+    require(std::all_of(values.begin(), values.end(), ok), bad + what);
+  };
+  auto fraction = [](double v) { return std::isnan(v) || (v >= 0 && v <= 1); };
+  auto head_width = [&](int w) { return w >= 0 && w <= r.head_dim; };
+  auto mlp_width = [&](int w) { return w >= 0 && w <= r.d_mid; };
+  all(r.mlp_union, fraction, "mlp_union outside [0, 1]");
+  all(r.vo_union, fraction, "vo_union outside [0, 1]");
+  all(r.expert_similarity, fraction, "expert_similarity outside [0, 1]");
+  all(jaccard, fraction, "expert_jaccard outside [0, 1]");
+  all(r.qk_width, head_width, "qk_width outside [0, head_dim]");
+  all(r.vo_top_k, head_width, "vo_top_k outside [0, head_dim]");
+  all(r.mlp_width, mlp_width, "mlp_width outside [0, d_mid]");
+  all(r.mlp_min_width, mlp_width, "mlp_min_width outside [0, d_mid]");
+  all(widths, mlp_width, "expert_widths outside [0, d_mid]");
   return r;
 }
 

@@ -31,7 +31,9 @@ struct TomoeConversionRecord {
 
 // Atomic (temporary file, then rename). Inconsistent sizes are an Error naming the field.
 void write_tomoe_conversion(const std::string& path, const TomoeConversionRecord& r);
-// A missing, truncated or foreign file is an Error naming it.
+// A missing, truncated, corrupted or foreign file is an Error naming it. The file is opened with
+// TensorLogReader::open_checked (read in a child process first) and its layout checked before any value
+// is read.
 TomoeConversionRecord read_tomoe_conversion(const std::string& path);
 
 }  // namespace moxlab

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/observe/layout_check.h"
 
 namespace moxlab {
 
@@ -88,7 +89,7 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
   }
   out.set_attr("/", "taps", opt.taps);
   out.set_attr_int("/", "seq_len", opt.seq_len);
-  out.set_attr_int("/", "layout_version", 1);
+  out.set_attr_int("/", "layout_version", kTensorLogLayoutVersion);
   return summary;
 }
 

@@ -1,5 +1,5 @@
 // Activation capture: runs a model over held-out text and streams the selected probe taps into an
-// HDF5 tensor log. Layout (layout_version 1; readable by h5py):
+// HDF5 tensor log. Layout (layout_version 2; readable by h5py; checked by core/observe/layout_check.h):
 //   /probes/<tap name>   float32 [N, features]   one row per captured token
 //   /tokens              int32   [N]             token ids
 //   /domain              int32   [N]             index into /domain_names
@@ -8,6 +8,8 @@
 //   /text/bytes          uint8   [B]             decoded text of all windows, concatenated
 //   /text/offsets        int64   [N, 2]          [begin, end) byte range of each token in /text/bytes
 //   attributes on "/": run_id, config (JSON), tokenizer, taps, seq_len, layout_version
+// Version 2 (TensorLogWriter's format): fixed-width strings, every dataset checksummed; version 1 files
+// (variable-length strings, no checksums) are still read, after a probe in a child process.
 // The token budget is split evenly over the domains (or given per domain); each domain contributes contiguous windows of
 // seq_len tokens from the start of its validation split (deterministic: same model, same rows).
 #pragma once

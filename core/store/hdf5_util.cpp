@@ -97,9 +97,10 @@ DType dtype_of(hid_t type, const std::string& what) {
   throw Error(why.str());
 }
 
-Hid vlen_string_type() {
+Hid fixed_string_type(std::size_t width) {
   Hid t(check(H5Tcopy(H5T_C_S1), "cannot create HDF5 string type"), H5Tclose);
-  check_status(H5Tset_size(t.get(), H5T_VARIABLE), "cannot create HDF5 string type");
+  check_status(H5Tset_size(t.get(), width), "cannot create HDF5 string type");
+  check_status(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "cannot create HDF5 string type");
   check_status(H5Tset_cset(t.get(), H5T_CSET_UTF8), "cannot create HDF5 string type");
   return t;
 }
@@ -144,9 +145,14 @@ Hid open_object(hid_t file, const std::string& path) {
   return Hid(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose);
 }
 
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
 std::uint64_t element_count(const std::vector<hsize_t>& dims) {
   std::uint64_t n = 1;
-  for (hsize_t d : dims) n *= d;
+  for (hsize_t d : dims) n = saturating_mul(n, d);
   return n;
 }
 

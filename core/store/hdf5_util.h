@@ -61,8 +61,8 @@ hid_t memory_type(DType t);
 hid_t file_type(DType t);
 // Maps a dataset's or attribute's HDF5 type to a DType; throws Error (naming `what`) when unsupported.
 DType dtype_of(hid_t type, const std::string& what);
-// A variable-length UTF-8 string type (caller owns it).
-Hid vlen_string_type();
+// A fixed-width, NUL-padded UTF-8 string type of width bytes (caller owns it).
+Hid fixed_string_type(std::size_t width);
 
 // Frees the strings HDF5 allocated when reading variable-length strings into buf (all of `space`).
 void reclaim_vlen(hid_t type, hid_t space, void* buf);
@@ -75,6 +75,9 @@ bool path_exists(hid_t file, const std::string& path);
 // Opens any object (group/dataset) by absolute path; invalid Hid when absent.
 Hid open_object(hid_t file, const std::string& path);
 
+// a * b, or UINT64_MAX when that overflows (a corrupted shape must not wrap to a small size).
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
+// The product of dims, saturating.
 std::uint64_t element_count(const std::vector<hsize_t>& dims);
 // Dimensions of a dataspace.
 std::vector<hsize_t> dims_of(hid_t space);

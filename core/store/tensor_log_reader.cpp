@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "core/store/hdf5_util.h"
+#include "core/store/tensor_log_probe.h"
 
 namespace moxlab {
 
@@ -53,6 +54,24 @@ std::string unpad(const char* p, std::size_t width, H5T_str_t pad) {
   return std::string(p, n);
 }
 
+// Longest fixed-width string accepted (a config JSON is a few KiB).
+constexpr std::size_t kMaxStringWidth = 1u << 20;
+
+// Deflate expands at most ~1032x; anything beyond that (plus small-dataset slack) is a corrupted shape
+// asking for memory the file cannot fill.
+bool fits_storage(std::uint64_t logical_bytes, std::uint64_t stored_bytes) {
+  const std::uint64_t slack = 1u << 16;
+  return logical_bytes <= slack || (logical_bytes - slack) / 1100 <= stored_bytes;
+}
+
+std::size_t element_bytes(DType t) {
+  switch (t) {
+    case DType::f64: case DType::i64: return 8;
+    case DType::f32: case DType::i32: return 4;
+    default: return 1;
+  }
+}
+
 template <class P>
 auto& live(const P& impl) {
   require(impl != nullptr, "tensor log reader was moved from");
@@ -64,6 +83,19 @@ auto& live(const P& impl) {
 struct TensorLogReader::Impl {
   std::string path;
   Hid file;
+  bool probed = false;  // opened through open_checked: variable-length strings may be read
+
+  // Refuses a read of logical_bytes from dataset ds when the file cannot hold that much.
+  void require_stored(hid_t ds, std::uint64_t logical_bytes, const std::string& what) const {
+    require(fits_storage(logical_bytes, H5Dget_storage_size(ds)),
+            "cannot read " + what + ": its shape needs " + std::to_string(logical_bytes) +
+                " bytes, far more than the file stores for it (corrupt file?)");
+  }
+
+  void require_probed(const std::string& what) const {
+    require(probed, "cannot read " + what + ": variable-length strings (an older tensor-log layout) are read "
+                    "only through TensorLogReader::open_checked");
+  }
 
   std::string in_file() const { return " in " + path; }
 
@@ -110,9 +142,17 @@ struct TensorLogReader::Impl {
   }
 };
 
-TensorLogReader::TensorLogReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+TensorLogReader::TensorLogReader(const std::string& path) : TensorLogReader(path, false) {}
+
+TensorLogReader TensorLogReader::open_checked(const std::string& path, const std::vector<std::string>& data_scope) {
+  probe_tensor_log(path, data_scope);
+  return TensorLogReader(path, true);
+}
+
+TensorLogReader::TensorLogReader(const std::string& path, bool probed) : impl_(std::make_unique<Impl>()) {
   h5::QuietErrors quiet;
   impl_->path = path;
+  impl_->probed = probed;
   std::error_code ec;
   require(std::filesystem::exists(path, ec), "cannot open HDF5 file " + path + ": no such file");
   require(std::filesystem::is_regular_file(path, ec), "cannot open HDF5 file " + path + ": not a regular file");
@@ -178,6 +218,31 @@ DType TensorLogReader::dtype(const std::string& name_in) const {
   return h5::dtype_of(type.get(), "dataset " + name + m.in_file());
 }
 
+DatasetInfo TensorLogReader::info(const std::string& name_in) const {
+  h5::QuietErrors quiet;
+  const Impl& m = live(impl_);
+  std::string name;
+  Hid ds = m.open_dataset(name_in, &name);
+  const std::string what = "dataset " + name + m.in_file();
+  DatasetInfo info;
+  Hid type(h5::check(H5Dget_type(ds.get()), "cannot read type of " + what), H5Tclose);
+  info.dtype = h5::dtype_of(type.get(), what);
+  if (info.dtype == DType::str) {
+    info.variable_strings = H5Tis_variable_str(type.get()) > 0;
+    if (!info.variable_strings) info.string_width = H5Tget_size(type.get());
+  }
+  Hid space(h5::check(H5Dget_space(ds.get()), "cannot read shape of " + what), H5Sclose);
+  const std::vector<hsize_t> dims = h5::dims_of(space.get());
+  info.shape.assign(dims.begin(), dims.end());
+  Hid dcpl(h5::check(H5Dget_create_plist(ds.get()), "cannot read storage of " + what), H5Pclose);
+  unsigned flags = 0, filter_config = 0;
+  std::size_t nvalues = 0;
+  const bool fletcher32 =
+      H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, &flags, &nvalues, nullptr, 0, nullptr, &filter_config) >= 0;
+  info.checksummed = fletcher32 || H5Pget_layout(dcpl.get()) == H5D_COMPACT;
+  return info;
+}
+
 void TensorLogReader::read_raw(const std::string& name_in, DType as, std::uint64_t row_begin, std::uint64_t row_count,
                                bool all_rows, const std::function<void*(std::uint64_t)>& alloc) const {
   h5::QuietErrors quiet;
@@ -191,6 +256,7 @@ void TensorLogReader::read_raw(const std::string& name_in, DType as, std::uint64
   const std::vector<hsize_t> dims = h5::dims_of(fspace.get());
 
   if (all_rows) {
+    m.require_stored(ds.get(), h5::saturating_mul(h5::element_count(dims), element_bytes(as)), what);
     void* buf = alloc(h5::element_count(dims));
     if (h5::element_count(dims) == 0) return;
     h5::check_status(H5Dread(ds.get(), h5::memory_type(as), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "cannot read " + what);
@@ -205,6 +271,7 @@ void TensorLogReader::read_raw(const std::string& name_in, DType as, std::uint64
   start[0] = row_begin;
   count[0] = row_count;
   const std::uint64_t n = h5::element_count(count);
+  m.require_stored(ds.get(), h5::saturating_mul(n, element_bytes(as)), what);
   void* buf = alloc(n);
   if (n == 0) return;
   h5::check_status(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
@@ -230,6 +297,8 @@ std::vector<std::string> TensorLogReader::read_strings(const std::string& name_i
   out.reserve(n);
 
   if (H5Tis_variable_str(type.get()) > 0) {
+    m.require_probed(what);
+    m.require_stored(ds.get(), h5::saturating_mul(n, 16), what);  // each value is a 16-byte heap reference in the file
     // Same character set as the file: HDF5 does not convert between ASCII and UTF-8 strings.
     Hid mem(h5::check(H5Tcopy(H5T_C_S1), "cannot read " + what), H5Tclose);
     h5::check_status(H5Tset_size(mem.get(), H5T_VARIABLE), "cannot read " + what);
@@ -241,6 +310,9 @@ std::vector<std::string> TensorLogReader::read_strings(const std::string& name_i
     return out;
   }
   const std::size_t width = H5Tget_size(type.get());
+  require(width >= 1 && width <= kMaxStringWidth, "cannot read " + what + ": strings of " + std::to_string(width) +
+                                                      " bytes each (corrupt file?)");
+  m.require_stored(ds.get(), h5::saturating_mul(n, width), what);
   Hid mem(h5::check(H5Tcopy(type.get()), "cannot read " + what), H5Tclose);
   std::vector<char> buf(n * width);
   h5::check_status(H5Dread(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "cannot read " + what);
@@ -277,6 +349,7 @@ std::string TensorLogReader::attr(const std::string& object, const std::string& 
   Hid type(h5::check(H5Aget_type(attr.get()), "cannot read " + what), H5Tclose);
   require(H5Tget_class(type.get()) == H5T_STRING, "cannot read " + what + " as a string: it is numeric");
   if (H5Tis_variable_str(type.get()) > 0) {
+    m.require_probed(what);
     Hid mem(h5::check(H5Tcopy(H5T_C_S1), "cannot read " + what), H5Tclose);
     h5::check_status(H5Tset_size(mem.get(), H5T_VARIABLE), "cannot read " + what);
     h5::check_status(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), "cannot read " + what);
@@ -288,6 +361,8 @@ std::string TensorLogReader::attr(const std::string& object, const std::string& 
     return value;
   }
   const std::size_t width = H5Tget_size(type.get());
+  require(width >= 1 && width <= kMaxStringWidth, "cannot read " + what + ": a string of " + std::to_string(width) +
+                                                      " bytes (corrupt file?)");
   Hid mem(h5::check(H5Tcopy(type.get()), "cannot read " + what), H5Tclose);
   std::vector<char> buf(width + 1, '\0');
   h5::check_status(H5Aread(attr.get(), mem.get(), buf.data()), "cannot read " + what);

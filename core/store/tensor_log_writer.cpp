@@ -23,7 +23,7 @@ namespace {
 
 using h5::Hid;
 
-// Fixed datasets smaller than this stay contiguous: chunk indexing would cost more than it saves.
+// Fixed datasets smaller than this are not compressed: deflate would cost more than it saves.
 constexpr std::uint64_t kMinCompressedElements = 1024;
 
 struct Appendable {
@@ -98,18 +98,34 @@ struct TensorLogWriter::Impl {
 
   std::string in_file() const { return " in tensor log " + path; }
 
-  // Chunking + shuffle + deflate for a dataset whose (initial) dims are `dims`.
-  Hid chunked_dcpl(const std::vector<hsize_t>& dims, std::size_t elem_bytes, std::uint64_t max_rows) const {
+  // Chunking + Fletcher32 (+ shuffle + deflate when compress) for a dataset whose (initial) dims are `dims`.
+  // The checksum makes a corrupted chunk a read error instead of wrong numbers; it goes last, so it
+  // covers the bytes as stored.
+  Hid chunked_dcpl(const std::vector<hsize_t>& dims, std::size_t elem_bytes, std::uint64_t max_rows, bool compress) const {
     Hid dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), "cannot create HDF5 property list"), H5Pclose);
     const std::vector<hsize_t> chunk = chunk_shape(dims, elem_bytes, max_rows, options.max_chunk_bytes);
     h5::check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "cannot set HDF5 chunking");
-    if (deflate_available && options.deflate_level > 0) {
+    if (compress && deflate_available && options.deflate_level > 0) {
       // Shuffle groups the bytes of each element: float activations compress far better after it.
       h5::check_status(H5Pset_shuffle(dcpl.get()), "cannot set HDF5 shuffle filter");
       h5::check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(std::min(options.deflate_level, 9))),
                        "cannot set HDF5 deflate filter");
     }
+    h5::check_status(H5Pset_fletcher32(dcpl.get()), "cannot set HDF5 Fletcher32 filter");
     return dcpl;
+  }
+
+  // A complete dataset: chunked and checksummed, compressed from kMinCompressedElements on. Scalars and
+  // empty datasets cannot be chunked: they are compact, their bytes inside the object header, which the
+  // file format (HDF5 1.10, see the constructor) checksums.
+  Hid fixed_dcpl(const std::vector<hsize_t>& dims, std::size_t elem_bytes) const {
+    const std::uint64_t n = h5::element_count(dims);
+    if (dims.empty() || n == 0) {
+      Hid dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), "cannot create HDF5 property list"), H5Pclose);
+      h5::check_status(H5Pset_layout(dcpl.get(), H5D_COMPACT), "cannot set HDF5 compact layout");
+      return dcpl;
+    }
+    return chunked_dcpl(dims, elem_bytes, dims[0], n >= kMinCompressedElements);
   }
 
   void require_absent(const std::string& name) const {
@@ -161,6 +177,9 @@ TensorLogWriter::TensorLogWriter(const std::string& path, TensorLogOptions optio
   Hid fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "cannot create HDF5 property list"), H5Pclose);
   // STRONG: closing the file closes any object still open in it, so finish() really flushes everything.
   h5::check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "cannot set HDF5 close degree");
+  // The HDF5 1.10 file format: superblock, object headers and chunk indexes carry checksums, so a
+  // corrupted structure is an error when read (h5py and any HDF5 >= 1.10 read it).
+  h5::check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), "cannot set HDF5 format version");
   m.file = Hid(h5::check(H5Fcreate(m.temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                          "cannot create tensor log " + m.temp),
                H5Fclose);
@@ -207,9 +226,10 @@ void TensorLogWriter::create_group(const std::string& group_name) {
 
 void TensorLogWriter::set_attr(const std::string& object, const std::string& key, const std::string& value) {
   h5::QuietErrors quiet;
-  Hid type = h5::vlen_string_type();
-  const char* text = value.c_str();
-  live(impl_).put_attr(object, key, type.get(), [&](hid_t attr) { return H5Awrite(attr, type.get(), &text); });
+  Hid type = h5::fixed_string_type(std::max<std::size_t>(value.size(), 1));
+  std::string padded = value;
+  padded.resize(std::max<std::size_t>(value.size(), 1), '\0');
+  live(impl_).put_attr(object, key, type.get(), [&](hid_t attr) { return H5Awrite(attr, type.get(), padded.data()); });
 }
 
 void TensorLogWriter::set_attr_int(const std::string& object, const std::string& key, std::int64_t value) {
@@ -238,10 +258,8 @@ void TensorLogWriter::write_raw(const std::string& name_in, DType dtype, const v
                                    : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                       "cannot write " + what),
             H5Sclose);
-  Hid dcpl;
-  if (!dims.empty() && n >= kMinCompressedElements) dcpl = m.chunked_dcpl(dims, element_size(dtype), dims[0]);
-  Hid ds(h5::check(H5Dcreate2(file, name.c_str(), h5::file_type(dtype), space.get(), m.lcpl.get(),
-                              dcpl.valid() ? dcpl.get() : H5P_DEFAULT, H5P_DEFAULT),
+  Hid dcpl = m.fixed_dcpl(dims, element_size(dtype));
+  Hid ds(h5::check(H5Dcreate2(file, name.c_str(), h5::file_type(dtype), space.get(), m.lcpl.get(), dcpl.get(), H5P_DEFAULT),
                    "cannot create " + what),
          H5Dclose);
   if (n > 0) {
@@ -250,26 +268,8 @@ void TensorLogWriter::write_raw(const std::string& name_in, DType dtype, const v
   }
 }
 
-void TensorLogWriter::write_strings(const std::string& name_in, const std::vector<std::string>& values) {
-  h5::QuietErrors quiet;
-  Impl& m = live(impl_);
-  const std::string name = h5::normalize_path(name_in);
-  const std::string what = "dataset " + name + m.in_file();
-  const hid_t file = m.f("write " + what);
-  m.require_absent(name);
-  std::vector<const char*> ptrs;
-  ptrs.reserve(values.size());
-  for (const std::string& v : values) ptrs.push_back(v.c_str());
-  const hsize_t dims[1] = {values.size()};
-  Hid type = h5::vlen_string_type();
-  Hid space(h5::check(H5Screate_simple(1, dims, nullptr), "cannot write " + what), H5Sclose);
-  Hid ds(h5::check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), m.lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-                   "cannot create " + what),
-         H5Dclose);
-  if (!values.empty()) {
-    h5::check_status(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()),
-                     "cannot write " + what);
-  }
+void TensorLogWriter::write_strings(const std::string& name, const std::vector<std::string>& values) {
+  write_fixed_strings(name, values, 0);
 }
 
 void TensorLogWriter::write_fixed_strings(const std::string& name_in, const std::vector<std::string>& values,
@@ -288,16 +288,11 @@ void TensorLogWriter::write_fixed_strings(const std::string& name_in, const std:
   std::vector<char> buf(values.size() * width, '\0');
   for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * width, values[i].data(), values[i].size());
 
-  Hid type(h5::check(H5Tcopy(H5T_C_S1), "cannot write " + what), H5Tclose);
-  h5::check_status(H5Tset_size(type.get(), width), "cannot write " + what);
-  h5::check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "cannot write " + what);
-  h5::check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "cannot write " + what);
+  Hid type = h5::fixed_string_type(width);
   const std::vector<hsize_t> dims = {values.size()};
   Hid space(h5::check(H5Screate_simple(1, dims.data(), nullptr), "cannot write " + what), H5Sclose);
-  Hid dcpl;
-  if (buf.size() >= kMinCompressedElements) dcpl = m.chunked_dcpl(dims, width, dims[0]);
-  Hid ds(h5::check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), m.lcpl.get(),
-                              dcpl.valid() ? dcpl.get() : H5P_DEFAULT, H5P_DEFAULT),
+  Hid dcpl = m.fixed_dcpl(dims, width);
+  Hid ds(h5::check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), m.lcpl.get(), dcpl.get(), H5P_DEFAULT),
                    "cannot create " + what),
          H5Dclose);
   if (!values.empty()) {
@@ -323,7 +318,7 @@ void TensorLogWriter::append_raw(const std::string& name_in, DType dtype, const 
     dims.insert(dims.end(), row_shape.begin(), row_shape.end());
     maxdims.insert(maxdims.end(), row_shape.begin(), row_shape.end());
     Hid space(h5::check(H5Screate_simple(rank, dims.data(), maxdims.data()), "cannot create " + what), H5Sclose);
-    Hid dcpl = m.chunked_dcpl(dims, element_size(dtype), m.options.chunk_rows);
+    Hid dcpl = m.chunked_dcpl(dims, element_size(dtype), m.options.chunk_rows, /*compress=*/true);
     // Keep the partly filled chunk in cache (w0 = 1: evict fully written chunks first).
     Hid dapl(h5::check(H5Pcreate(H5P_DATASET_ACCESS), "cannot create HDF5 property list"), H5Pclose);
     const std::vector<hsize_t> chunk = chunk_shape(dims, element_size(dtype), m.options.chunk_rows, m.options.max_chunk_bytes);

@@ -4,8 +4,14 @@
 // that is killed or throws never leaves a half-written file under the final name; destroying a
 // writer without finish() deletes the temporary. Object names are HDF5 paths ("/probes/blocks.0.attn.out";
 // a leading "/" is optional, dots are ordinary characters) and missing parent groups are created on
-// demand. Fixed datasets of 1024 elements or more, and all appendable ones, are chunked and compressed
-// (shuffle + deflate). Every failure is a moxlab::Error one-liner naming the file and the object.
+// demand. Every failure is a moxlab::Error one-liner naming the file and the object.
+//
+// What a corrupted file can do to a reader decides the format: the file is HDF5 1.10 format (checksums
+// on the superblock, object headers and chunk indexes); every dataset with elements is chunked with a
+// Fletcher32 checksum (fixed datasets of 1024 elements or more, and all appendable ones, also shuffled
+// and deflated); scalars and empty datasets are compact (inside their checksummed object header); and
+// strings, in datasets and attributes, are fixed-width NUL-padded UTF-8. Nothing is variable-length:
+// reading those goes through HDF5's global heap, where a corrupted file crashes libhdf5 1.10.
 // Not thread-safe: one writer per capturing thread.
 #pragma once
 #include <cstdint>
@@ -45,7 +51,7 @@ class TensorLogWriter {
   void create_group(const std::string& group);
 
   // Attributes on "/" (the root), a group or a dataset; a missing object is created as a group.
-  // Setting an existing key replaces it. Strings are variable-length UTF-8 (h5py reads them as str).
+  // Setting an existing key replaces it. Strings are fixed-width UTF-8 of their own length (h5py: bytes).
   void set_attr(const std::string& object, const std::string& key, const std::string& value);
   void set_attr_int(const std::string& object, const std::string& key, std::int64_t value);
   void set_attr_double(const std::string& object, const std::string& key, double value);
@@ -59,7 +65,7 @@ class TensorLogWriter {
   void write(const std::string& name, const std::vector<T>& values) {
     write(name, values.data(), {values.size()});
   }
-  // Variable-length UTF-8 strings (h5py: bytes, or str via .asstr()).
+  // Strings, fixed-width as the longest value (h5py: bytes, or str via .asstr()).
   void write_strings(const std::string& name, const std::vector<std::string>& values);
   // Fixed-width, NUL-padded strings; width 0 = the longest value. Longer values are an Error.
   void write_fixed_strings(const std::string& name, const std::vector<std::string>& values, std::size_t width = 0);

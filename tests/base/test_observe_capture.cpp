@@ -60,7 +60,7 @@ TEST_CASE("observe: a synthetic capture round-trips through the observations fil
   TensorLogReader r(out);
   CHECK(r.attr("/", "source") == std::filesystem::absolute(cap).string());
   CHECK(r.attr_int("/", "run_id") == 42);
-  CHECK(r.attr_int("/", "layout_version") == 1);
+  CHECK(r.attr_int("/", "layout_version") == 2);
   CHECK(r.attr_double("/", "eps") == Approx(0.01));
 
   // attn.in x^2: 8 zeros, 8 x 0.0025, then 1, 1, 4, 4, ..., 64, 64 -> median (0.0025 + 1) / 2.

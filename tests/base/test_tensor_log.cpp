@@ -292,7 +292,8 @@ def visit(name, obj):
         out.append("/%s %s %s %.3f" % (name, obj.dtype, shape, np.asarray(obj[()], dtype=np.float64).sum()))
 f.visititems(visit)
 out.append("attr run_id %d" % f.attrs["run_id"])
-out.append("attr config %s" % f.attrs["config"])
+config = f.attrs["config"]  # fixed-width strings: h5py gives bytes
+out.append("attr config %s" % (config.decode("utf-8") if isinstance(config, bytes) else config))
 out.append("attr layer %d" % f["probes/blocks.0.attn.out"].attrs["layer"])
 out.append("chunks %s %s" % (f["probes/blocks.0.attn.out"].chunks, f["probes/blocks.0.attn.out"].compression))
 print("\n".join(sorted(out)))

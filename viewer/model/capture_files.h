@@ -1,7 +1,7 @@
 // The observation and routing files of a run, read for the viewer through the same TensorLogReader the
 // CLI uses (layouts: core/observe/observe_capture.h and core/observe/router_domains.h). Files are
 // small (per-tap curves of length d, a few [19, 100] tables), so each is read whole once and cached by
-// the caller. A missing, truncated or foreign file is a moxlab::Error naming it.
+// the caller. A missing, truncated, corrupted or foreign file is a moxlab::Error naming it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -48,6 +48,9 @@ struct RoutingFile {
   std::vector<RouterTable> routers;  // layer order, attn before ffn
 };
 
+// Each reader opens its file with TensorLogReader::open_checked (read in a child process first, so a
+// file that crashes libhdf5 is an Error here, not the end of the viewer), checks its layout
+// (core/observe/layout_check.h), reads it and checks the values the panels draw.
 ObservationFile read_observation_file(const std::string& path);
 // The text of capture rows [row, row + count) (one token each), from /text/bytes and /text/offsets.
 std::vector<std::string> read_token_texts(const std::string& capture_path, std::int64_t row, std::int64_t count);

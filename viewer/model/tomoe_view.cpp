@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/common/error.h"
+#include "core/observe/layout_check.h"
 #include "core/observe/observe_capture.h"
 #include "core/store/tensor_log_reader.h"
 #include "viewer/model/capture_files.h"
@@ -32,15 +33,18 @@ std::vector<BoxStats> expert_width_boxes(const TomoeConversionRecord& r) {
 }
 
 RoutedCapture read_routed_capture(const std::string& path) {
-  TensorLogReader r(path);
+  const TensorLogReader r = TensorLogReader::open_checked(path);
   require(r.has_dataset("/domain") && r.has_dataset("/domain_names"), path + " is not a capture file (no /domain)");
+  const CaptureLayout layout = check_capture_layout(r);
   RoutedCapture c;
   c.path = path;
-  for (const auto& ds : r.datasets("/probes")) {
-    const auto [layer, kind] = split_tap(ds.substr(std::string("/probes/").size()));
+  for (const auto& t : layout.taps) {
+    const std::string ds = "/probes/" + t;
+    const auto [layer, kind] = split_tap(t);
     if (kind != "ffn.router.topk" || !r.has_dataset(tap(layer, "probs"))) continue;
     const auto shape = r.shape(ds);
     require(shape.size() == 2 && r.shape(tap(layer, "probs")) == shape, path + ": " + ds + " and its .probs differ in shape");
+    require(shape[1] <= 4096, path + ": " + ds + " has " + std::to_string(shape[1]) + " experts");
     require(c.experts == 0 || c.experts == static_cast<int>(shape[1]), path + ": FFN routers disagree in expert count");
     c.experts = static_cast<int>(shape[1]);
     c.layers.push_back(layer);
@@ -69,14 +73,15 @@ std::vector<RoutedToken> routed_tokens(const RoutedCapture& c, int layer, std::i
   require(std::find(c.layers.begin(), c.layers.end(), layer) != c.layers.end(),
           c.path + ": layer " + std::to_string(layer) + " has no FFN router tap");
   if (count <= 0) return {};
-  std::vector<float> topk, probs;
-  {
-    TensorLogReader r(c.path);
-    topk = r.read_rows<float>(tap(layer, "topk"), static_cast<std::uint64_t>(row), static_cast<std::uint64_t>(count));
-    probs = r.read_rows<float>(tap(layer, "probs"), static_cast<std::uint64_t>(row), static_cast<std::uint64_t>(count));
-  }
+  const TensorLogReader r = TensorLogReader::open_checked(c.path);
+  const std::vector<float> topk =
+      r.read_rows<float>(tap(layer, "topk"), static_cast<std::uint64_t>(row), static_cast<std::uint64_t>(count));
+  const std::vector<float> probs =
+      r.read_rows<float>(tap(layer, "probs"), static_cast<std::uint64_t>(row), static_cast<std::uint64_t>(count));
   const auto texts = read_token_texts(c.path, row, count);
   const std::size_t n = static_cast<std::size_t>(c.experts);
+  require(n > 0 && topk.size() == static_cast<std::size_t>(count) * n && probs.size() == topk.size(),
+          c.path + ": layer " + std::to_string(layer) + " router taps are not [tokens, " + std::to_string(n) + "]");
   std::vector<RoutedToken> out(static_cast<std::size_t>(count));
   for (std::size_t t = 0; t < out.size(); ++t) {
     out[t].text = texts[t];

@@ -31,7 +31,8 @@ struct RoutedCapture {
   std::vector<int> layers;           // layers with an FFN router tap, ascending
   int experts = 0;
 };
-// A missing or foreign file, or one without FFN router taps, is an Error naming the file.
+// A missing, corrupted or foreign file, or one without FFN router taps, is an Error naming the file. The
+// file is opened with TensorLogReader::open_checked (read in a child process first).
 RoutedCapture read_routed_capture(const std::string& path);
 
 struct RoutedToken {

@@ -1,0 +1,89 @@
+// Mutation tests of the HDF5 readers behind `moxlab observe` (observe_capture) and `moxlab route`
+// (observe_routing): byte flips, planted integers, truncations, inserted, deleted and duplicated chunks
+// (tests/mutation/mutants.h) of a capture and a routing capture, in today's layout and in the older
+// one with variable-length strings (tests/mutation/legacy_tensor_log.h), each read in a forked child
+// with a time limit. Every mutant must end accepted or in a clean moxlab::Error: no crash, no hang, no
+// unclear error. Also the reliability audit's crash: one byte of the global heap's size set to 0x01.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "core/observe/observe_capture.h"
+#include "core/observe/router_domains.h"
+#include "core/store/tensor_log_reader.h"
+#include "tests/mutation/hdf5_fixtures.h"
+#include "tests/mutation/hdf5_mutants.h"
+#include "tests/scratch_dir.h"
+
+using namespace moxlab;
+using namespace moxlab::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A probe that hangs is killed after this long (a clean error); the readers get kMutantTimeout in all.
+constexpr const char* kProbeSeconds = "3";
+constexpr double kMutantTimeout = 20.0;
+
+void report(const Hdf5Tally& t, const std::string& what) {
+  WARN(t.summary(what));
+  CHECK(t.crash == 0);
+  CHECK(t.hang == 0);
+  CHECK(t.unclear_error == 0);
+}
+
+}  // namespace
+
+TEST_CASE("observe: mutants of a capture end accepted or in a clean error, never a crash or hang",
+          "[observe][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("observe_mutants");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  const std::string mutant = dir.file("mutant.h5"), out = dir.file("mutant.observe.h5");
+  Hdf5Tally tally;
+  for (const Mutant& m : hdf5_mutants(f.capture, dir.file("legacy.h5"), 160, 2911)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated([&] { observe_capture(mutant, out); }, kMutantTimeout), m.how);
+  }
+  CHECK(tally.total() >= 320);
+  report(tally, "capture HDF5 -> observe_capture");
+}
+
+TEST_CASE("route: mutants of a routing capture end accepted or in a clean error, never a crash or hang",
+          "[observe][routing][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("route_mutants");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  const std::string mutant = dir.file("mutant.h5"), out = dir.file("mutant.routing.h5");
+  Hdf5Tally tally;
+  for (const Mutant& m : hdf5_mutants(f.routing_capture, dir.file("legacy.h5"), 160, 2912)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated([&] { observe_routing(mutant, out); }, kMutantTimeout), m.how);
+  }
+  CHECK(tally.total() >= 320);
+  report(tally, "routing capture HDF5 -> observe_routing");
+}
+
+TEST_CASE("route: the audit's one-byte global-heap corruption of a routing capture is a clean error",
+          "[observe][routing][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("route_gcol");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  write_legacy_copy(f.routing_capture, dir.file("legacy.h5"));
+  const std::string path = dir.file("route_segv_1byte.h5");
+  const std::string mutant = gcol_size_mutant(read_bytes(dir.file("legacy.h5")));
+  REQUIRE(!mutant.empty());
+  write_bytes(path, mutant);
+
+  const IsolatedResult route = run_isolated([&] { observe_routing(path, dir.file("out.h5")); }, kMutantTimeout);
+  INFO(outcome_name(route.outcome) << ": " << route.message);
+  CHECK(route.outcome == Outcome::clean_error);
+  CHECK_THAT(route.message, Contains("route_segv_1byte.h5"));
+  const IsolatedResult open = run_isolated([&] { TensorLogReader::open_checked(path).read_strings("/domain_names"); });
+  INFO(outcome_name(open.outcome) << ": " << open.message);
+  CHECK(open.outcome == Outcome::clean_error);
+  // The unchanged older-layout file is read as before.
+  const RoutingReport rep = observe_routing(dir.file("legacy.h5"), dir.file("legacy.routing.h5"));
+  CHECK(rep.routers.size() == 4);
+  CHECK(rep.run_id == 2);
+}

@@ -1,0 +1,117 @@
+// Mutation tests of the viewer's file readers, called exactly as its panels call them (Observations:
+// read_observation_file, then read_token_texts of the file's capture; Routing: read_routing_file; ToMoE:
+// read_tomoe_conversion, then read_routed_capture and routed_tokens of the routing capture), with the
+// panel-side computations on what they return. Mutants of today's layout and of the older one with
+// variable-length strings (including the reliability audit's one-byte global-heap crash), each read in
+// a forked child with a time limit: accepted or a clean moxlab::Error, never a crash, hang or unclear error.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "core/observe/tomoe_conversion_file.h"
+#include "tests/mutation/hdf5_fixtures.h"
+#include "tests/mutation/hdf5_mutants.h"
+#include "tests/scratch_dir.h"
+#include "viewer/model/capture_files.h"
+#include "viewer/model/tomoe_view.h"
+
+using namespace moxlab;
+using namespace moxlab::testing;
+using namespace moxlab::viewer;
+
+namespace {
+
+constexpr const char* kProbeSeconds = "3";
+constexpr double kMutantTimeout = 20.0;
+
+void report(const Hdf5Tally& t, const std::string& what) {
+  WARN(t.summary(what));
+  CHECK(t.crash == 0);
+  CHECK(t.hang == 0);
+  CHECK(t.unclear_error == 0);
+}
+
+// What the Observations panel reads for one file.
+void observations_panel_reads(const std::string& path) {
+  const ObservationFile f = read_observation_file(path);
+  for (const auto& c : f.curves)
+    if (!f.source.empty() && c.example_row >= 0) read_token_texts(f.source, c.example_row, 5);
+}
+
+// What the ToMoE panel reads from a routing capture: every layer's routed tokens of every domain.
+void tomoe_panel_capture_reads(const std::string& capture) {
+  const RoutedCapture c = read_routed_capture(capture);
+  for (int layer : c.layers)
+    for (std::size_t d = 0; d < c.domains.size(); ++d) {
+      const auto tokens = routed_tokens(c, layer, c.begin[d], std::min<std::int64_t>(c.count[d], 200));
+      routed_spans(tokens);
+      expert_legend(tokens, c.experts);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("viewer Observations reads: mutants end accepted or in a clean error", "[viewer][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("viewer_obs_mutants");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  REQUIRE_NOTHROW(observations_panel_reads(f.observations));
+  const std::string mutant = dir.file("mutant.observe.h5");
+  Hdf5Tally tally;
+  for (const Mutant& m : hdf5_mutants(f.observations, dir.file("legacy.h5"), 150, 2921)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated([&] { observations_panel_reads(mutant); }, kMutantTimeout), m.how);
+  }
+  // The capture behind the token texts.
+  for (const Mutant& m : make_mutants(read_bytes(f.capture), 40, 2922)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated([&] { read_token_texts(mutant, 3, 5); }, kMutantTimeout), "capture: " + m.how);
+  }
+  CHECK(tally.total() >= 300);
+  report(tally, "observations HDF5 -> Observations panel readers");
+}
+
+TEST_CASE("viewer Routing reads: mutants end accepted or in a clean error", "[viewer][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("viewer_routing_mutants");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  const std::string mutant = dir.file("mutant.routing.h5");
+  Hdf5Tally tally;
+  for (const Mutant& m : hdf5_mutants(f.routing, dir.file("legacy.h5"), 150, 2923)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated(
+                  [&] {
+                    for (const RouterTable& t : read_routing_file(mutant).routers) (void)(t.spread() + t.least_used());
+                  },
+                  kMutantTimeout),
+              m.how);
+  }
+  CHECK(tally.total() >= 300);
+  report(tally, "routing HDF5 -> Routing panel reader");
+}
+
+TEST_CASE("viewer ToMoE reads: mutants end accepted or in a clean error", "[viewer][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("viewer_tomoe_mutants");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  REQUIRE_NOTHROW(tomoe_panel_capture_reads(f.routing_capture));
+  const std::string mutant = dir.file("mutant.h5");
+  Hdf5Tally tally;
+  for (const Mutant& m : hdf5_mutants(f.tomoe, dir.file("legacy.h5"), 150, 2924)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated(
+                  [&] {
+                    const TomoeConversionRecord r = read_tomoe_conversion(mutant);
+                    kept_width_fractions(r);
+                    expert_width_boxes(r);
+                  },
+                  kMutantTimeout),
+              m.how);
+  }
+  for (const Mutant& m : hdf5_mutants(f.routing_capture, dir.file("legacy.h5"), 40, 2925)) {
+    write_bytes(mutant, m.bytes);
+    tally.add(run_isolated([&] { tomoe_panel_capture_reads(mutant); }, kMutantTimeout), "routing capture: " + m.how);
+  }
+  CHECK(tally.total() >= 300);
+  report(tally, "ToMoE conversion + routing capture HDF5 -> ToMoE panel readers");
+}
