@@ -7,8 +7,14 @@
 // turns them into a clean Error. What runs in this process, and must never crash, is the reading of files
 // the child read without trouble: the layout checks, the bounded reads, the value checks.
 // Findings: a sanitizer report or crash in this process, a hang, an exception other than moxlab::Error.
-// Sanitizer reports from probe children (libhdf5's errors, which end the child) go to stderr too; they
-// are not findings unless a frame below libhdf5 is moxlab's walk (tensor_log_probe.cpp).
+// A probe child ended by a sanitizer report is the probe doing its job (the parent gets a clean error):
+// its report goes to $MOXLAB_FUZZ_CHILD_REPORTS.<pid> (default /tmp/fuzz_tensor_log_child) instead of
+// stderr, and libFuzzer's death callback, inherited through fork, must not save the input as a crash.
+// Such a report is a finding only when the frame that failed is moxlab's walk (tensor_log_probe.cpp), not
+// libhdf5.
+#include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +44,11 @@ void read_clean(const std::function<void()>& read) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Inputs are small: a probe child still reading after this long is stuck in libhdf5 (a clean error).
   ::setenv("MOXLAB_HDF5_PROBE_SECONDS", "0.5", 0);
+  ::pthread_atfork(nullptr, nullptr, [] {
+    static const char* reports = std::getenv("MOXLAB_FUZZ_CHILD_REPORTS");
+    __sanitizer_set_report_path(reports ? reports : "/tmp/fuzz_tensor_log_child");
+    __sanitizer_set_death_callback(nullptr);
+  });
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/common/error.h"
 #include "core/model/probe_recorder.h"
+#include "core/observe/layout_check.h"
 
 namespace moxlab {
 
@@ -46,7 +47,7 @@ std::int64_t capture_image_taps(VisionTransformer& model, const torch::Tensor& p
   out.set_attr("/", "taps", taps);
   out.set_attr_int("/", "patches", P);
   out.set_attr("/", "split", "test");
-  out.set_attr_int("/", "layout_version", 1);
+  out.set_attr_int("/", "layout_version", kTensorLogLayoutVersion);
   return rows;
 }
 

@@ -5,7 +5,7 @@
 //   /domain_names   strings [classes]
 //   /window         int32   [N]            image index in the captured set
 //   /position, /tokens int32 [N]           patch index (row-major) inside the image
-//   attributes on "/": taps, patches, split ("test"), layout_version (no /text: images have none)
+//   attributes on "/": taps, patches, split ("test"), layout_version (2; no /text: images have none)
 #pragma once
 #include <string>
 #include <vector>

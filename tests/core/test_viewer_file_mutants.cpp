@@ -44,16 +44,21 @@ Shot screenshot(const std::string& dir, const std::string& args) {
   return s;
 }
 
-// A handful of mutants of path: two of today's layout, two of the older one, and the audit's crash
-// (the byte 10 past "GCOL" set to 0x01) in the older one.
+// A handful of mutants of path: two of today's layout, two of the older one, and two changes of the older
+// copy's global-heap size: the audit's (the byte 10 past "GCOL" set to 0x01), which crashed the viewer
+// on an observations file, and its low byte set to 0xff, which crashed it on a routing file.
 std::vector<Mutant> few_mutants(const ScratchDir& dir, const std::string& path, std::uint64_t seed) {
   std::vector<Mutant> out = make_mutants(read_bytes(path), 2, seed);
   write_legacy_copy(path, dir.file("legacy.h5"));
   const std::string legacy = read_bytes(dir.file("legacy.h5"));
   for (Mutant& m : make_mutants(legacy, 2, seed + 1)) out.push_back({m.bytes, "legacy layout: " + m.how});
-  const Mutant gcol{gcol_size_mutant(legacy), "legacy layout: GCOL size byte 2 = 0x01 (the audit's crash)"};
-  REQUIRE(!gcol.bytes.empty());
-  out.push_back(gcol);
+  const auto gcol = legacy.find("GCOL");
+  REQUIRE(gcol != std::string::npos);
+  for (const auto& [byte, value] : {std::pair<int, char>{10, 0x01}, std::pair<int, char>{8, '\xff'}}) {
+    Mutant m{legacy, "legacy layout: GCOL+" + std::to_string(byte) + " = " + std::to_string(value & 0xff)};
+    m.bytes[gcol + byte] = value;
+    out.push_back(std::move(m));
+  }
   return out;
 }
 

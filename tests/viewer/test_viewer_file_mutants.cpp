@@ -18,6 +18,7 @@
 using namespace moxlab;
 using namespace moxlab::testing;
 using namespace moxlab::viewer;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -114,4 +115,24 @@ TEST_CASE("viewer ToMoE reads: mutants end accepted or in a clean error", "[view
   }
   CHECK(tally.total() >= 300);
   report(tally, "ToMoE conversion + routing capture HDF5 -> ToMoE panel readers");
+}
+
+TEST_CASE("viewer Observations: the audit's one-byte global-heap corruption is a clean error",
+          "[viewer][mutation]") {
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("viewer_obs_gcol");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  write_legacy_copy(f.observations, dir.file("legacy.observe.h5"));
+  const std::string path = dir.file("viewer-gcol.h5");
+  const std::string mutant = gcol_size_mutant(read_bytes(dir.file("legacy.observe.h5")));
+  REQUIRE(!mutant.empty());
+  write_bytes(path, mutant);
+  const IsolatedResult r = run_isolated([&] { observations_panel_reads(path); }, kMutantTimeout);
+  INFO(outcome_name(r.outcome) << ": " << r.message);
+  CHECK(r.outcome == Outcome::clean_error);
+  CHECK_THAT(r.message, Contains("viewer-gcol.h5"));
+  // The unchanged older-layout file is read as before.
+  const ObservationFile ok = read_observation_file(dir.file("legacy.observe.h5"));
+  CHECK(ok.taps.size() == 6);
+  CHECK(ok.source == f.capture);
 }

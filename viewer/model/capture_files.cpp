@@ -29,10 +29,14 @@ std::vector<std::string> observed_taps(const TensorLogReader& r) {
 }
 
 // Values the plots draw on linear axes must be ones observe or route can write (NaN marks an absent
-// tap): a corrupted number like 1e308 would make the axes meaningless.
+// tap; the plots skip non-finite values): a corrupted number like 1e308 would make the axes meaningless.
 template <class T>
-void require_values(const std::vector<T>& v, double lo, double hi, const std::string& what) {
-  require(std::all_of(v.begin(), v.end(), [&](T x) { return std::isnan(double(x)) || (double(x) >= lo && double(x) <= hi); }),
+void require_values(const std::vector<T>& v, double lo, double hi, const std::string& what, bool infinite_ok = false) {
+  require(std::all_of(v.begin(), v.end(),
+                      [&](T x) {
+                        const double d = static_cast<double>(x);
+                        return std::isnan(d) || (infinite_ok && std::isinf(d)) || (d >= lo && d <= hi);
+                      }),
           what + " holds a value outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (corrupt file?)");
 }
 
@@ -87,7 +91,9 @@ ObservationFile read_observation_file(const std::string& path) {
     f.flow_taps = r.read_strings("/flow/taps");
     for (int l = 0; r.has_dataset("/flow/layer_" + std::to_string(l) + "/median_rel"); ++l) {
       f.flow_median_rel.push_back(r.read<double>("/flow/layer_" + std::to_string(l) + "/median_rel"));
-      require_values(f.flow_median_rel.back(), -kHuge, kHuge, in + "/flow/layer_" + std::to_string(l) + "/median_rel");
+      // Infinite when the layer's attn.in median is 0.
+      require_values(f.flow_median_rel.back(), -kHuge, kHuge, in + "/flow/layer_" + std::to_string(l) + "/median_rel",
+                     /*infinite_ok=*/true);
     }
   }
   if (r.has_dataset("/shared/k")) {
