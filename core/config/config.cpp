@@ -1,5 +1,6 @@
 #include "core/config/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <tuple>
@@ -283,6 +284,7 @@ Config config_from_json(const std::string& json) {
   } catch (const std::exception& e) {
     throw Error(std::string("malformed config JSON: ") + e.what());
   }
+  require(j.is_object(), "config JSON is not an object of key: value");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& v = it.value();
     ConfigValue cv;
@@ -290,7 +292,8 @@ Config config_from_json(const std::string& json) {
     else if (v.is_number_integer()) cv = v.get<std::int64_t>();
     else if (v.is_number()) cv = v.get<double>();
     else if (v.is_string()) cv = v.get<std::string>();
-    else if (v.is_array()) cv = v.get<std::vector<std::string>>();
+    else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); }))
+      cv = v.get<std::vector<std::string>>();
     else throw Error("config JSON key '" + it.key() + "' has an unsupported value");
     std::string key = it.key();
     for (const auto& r : renamed_keys()) {

@@ -125,3 +125,10 @@ TEST_CASE("Checkpoint configs written with a renamed key still load, with the va
   j["tomoe.bogus"] = 1;  // still: an unknown key is an error
   CHECK(error_of([&] { config_from_json(j.dump()); }).find("tomoe.bogus") != std::string::npos);
 }
+
+TEST_CASE("Config JSON that is not an object of scalars and string lists is a one-line error", "[config]") {
+  // Found by fuzz_config_toml: both escaped as nlohmann exceptions, not moxlab::Error.
+  CHECK_THROWS_AS(config_from_json("3"), moxlab::Error);
+  CHECK_THROWS_AS(config_from_json("[\"model.dim\", 64]"), moxlab::Error);
+  CHECK_THAT(error_of([] { config_from_json("{\"moh.layer_active\": [1, 2]}"); }), Catch::Contains("moh.layer_active"));
+}
