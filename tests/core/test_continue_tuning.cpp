@@ -6,6 +6,7 @@
 #include "tests/core/torch_catch.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/common/error.h"
 #include "core/data/idx_images.h"
@@ -87,7 +88,8 @@ TEST_CASE("moxlab train on Fashion-MNIST: test top-1 per class and MoH head load
     return;
   }
   const std::string dir = scratch_dir("vit_cli");
-  const std::string common = "train --config /dev/null --set data.images=fashion_mnist --set data.image_val=500 --set model.dim=32"
+  { std::ofstream(dir + "/empty.toml") << ""; }  // every setting below comes from --set
+  const std::string common = "train --config empty.toml --set data.images=fashion_mnist --set data.image_val=500 --set model.dim=32"
                              " --set model.n_layers=2 --set model.n_heads=4 --set model.n_kv_heads=4 --set model.patch_size=7"
                              " --set train.batch_size=32 --set train.max_steps=40 --set train.warmup_steps=2 --set train.eval_every=20"
                              " --set train.threads=1";
