@@ -38,6 +38,18 @@ std::vector<std::string> names_with_suffix(const TensorLogReader& r, const std::
 
 }  // namespace
 
+void require_clean_name(const std::string& name, const std::string& what) {
+  bool ok = !name.empty();
+  for (std::size_t i = 0; ok && i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    ok = len > 0 && i + len <= name.size() && (len > 1 || c >= 0x20) && c != 0x7f;
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(name[i + k]) >> 6) == 0x2;
+    i += len == 0 ? 1 : len;
+  }
+  require(ok, what + " is not a valid name (empty, control characters or not UTF-8; corrupt file?)");
+}
+
 LayoutCheck::LayoutCheck(const TensorLogReader& r, std::string what) : r_(r), what_(std::move(what)) {
   if (!r_.has_attr("/", "layout_version")) return;  // files written before the attribute, or by tests
   version_ = r_.attr_int("/", "layout_version");
@@ -99,6 +111,7 @@ CaptureLayout check_capture_layout(const TensorLogReader& r) {
   if (r.has_group("/probes")) {
     for (const auto& ds : r.datasets("/probes")) {
       const std::string tap = ds.substr(std::string("/probes/").size());
+      require_clean_name(tap, c.what() + ": tap name '" + tap + "'");
       const auto s = c.dataset(ds, DType::f32, 2);
       c.require(s[0] > 0, "tap " + tap + " has no rows");
       c.require(s[1] > 0 && s[1] <= kMaxFeatures, "tap " + tap + " has " + std::to_string(s[1]) + " features");

@@ -56,6 +56,10 @@ struct CaptureLayout {
 // /domain_names: strings; /text/offsets: int64 [N, 2] with /text/bytes: uint8 [B].
 CaptureLayout check_capture_layout(const TensorLogReader& r);
 
+// Names read from a file (taps, domains) become result keys and JSON: they must be valid UTF-8 without
+// control characters. Error naming `what` otherwise.
+void require_clean_name(const std::string& name, const std::string& what);
+
 // Each also checks the file is of its kind ("... is not an observations file").
 void check_observations_layout(const TensorLogReader& r);
 void check_routing_layout(const TensorLogReader& r);

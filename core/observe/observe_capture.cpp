@@ -68,7 +68,8 @@ struct Results {
     extra["tokens"] = o.tokens;
     extra["dims"] = o.dims;
     extra["capture"] = capture;
-    out.push_back({"observe/" + metric + "/" + o.tap, value, extra.dump()});
+    // The capture's path may hold bytes that are not UTF-8: replaced rather than thrown on.
+    out.push_back({"observe/" + metric + "/" + o.tap, value, extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
   }
 };
 

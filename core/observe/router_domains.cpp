@@ -73,6 +73,9 @@ RouterDomainStats router_domain_stats(const std::string& router, const std::vect
 
 namespace {
 
+// Paths may hold bytes that are not UTF-8: replaced rather than thrown on.
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 // "blocks.3.ffn.router.probs" -> "blocks.3.ffn"; "" for other taps.
 std::string router_of(const std::string& tap) {
   const std::string suffix = ".router.probs";
@@ -120,7 +123,9 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
   const auto domain = in.read<std::int32_t>("/domain");
   // Which split the capture's rows come from: validation text, or the test images (image_capture.h).
   const std::string split = in.has_attr("/", "split") ? in.attr("/", "split") : "val";
+  require_clean_name(split, "capture " + capture_path + ": split '" + split + "'");
   const auto names = in.read_strings("/domain_names");
+  for (const auto& name : names) require_clean_name(name, "capture " + capture_path + ": domain name '" + name + "'");
 
   TensorLogWriter w(out_path);
   w.set_attr("/", "source", rep.capture);
@@ -161,8 +166,8 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
         sc["metric"] = "router_score";
         sc["definition"] = "mean over the domain's captured " + split + " tokens of the router score (MoHD s_i, Eq. 11; MoH gate g_i, Eq. 4)";
         const std::string tail = r + "/" + result_key_segment(s.domains[d]) + "/" + std::to_string(i);
-        rep.results.push_back({"routing/selected/" + tail, s.selected[d * s.sub_dims + i], sel.dump()});
-        rep.results.push_back({"routing/score/" + tail, s.score[d * s.sub_dims + i], sc.dump()});
+        rep.results.push_back({"routing/selected/" + tail, s.selected[d * s.sub_dims + i], dump(sel)});
+        rep.results.push_back({"routing/score/" + tail, s.score[d * s.sub_dims + i], dump(sc)});
       }
     rep.results.push_back({"routing/spread/" + r, s.spread(),
                            nlohmann::json{{"metric", "selection_spread"}, {"split", split}, {"router", r},

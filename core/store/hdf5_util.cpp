@@ -79,13 +79,23 @@ hid_t file_type(DType t) {
   throw Error("internal: no numeric HDF5 type for dtype string");
 }
 
+bool standard_numeric_type(hid_t type) {
+  for (hid_t standard : {H5T_IEEE_F32LE, H5T_IEEE_F64LE, H5T_STD_I8LE, H5T_STD_I16LE, H5T_STD_I32LE, H5T_STD_I64LE,
+                         H5T_STD_U8LE, H5T_STD_U16LE, H5T_STD_U32LE, H5T_STD_U64LE})
+    if (H5Tequal(type, standard) > 0) return true;
+  return false;
+}
+
 DType dtype_of(hid_t type, const std::string& what) {
   const H5T_class_t cls = H5Tget_class(type);
   const size_t size = H5Tget_size(type);
   if (cls == H5T_STRING) return DType::str;
-  if (cls == H5T_FLOAT && size == 4) return DType::f32;
-  if (cls == H5T_FLOAT && size == 8) return DType::f64;
-  if (cls == H5T_INTEGER) {
+  // Only the standard little-endian layouts: a type whose precision, offset or exponent fields were
+  // corrupted takes libhdf5's conversion code off its buffers.
+  const bool standard = standard_numeric_type(type);
+  if (standard && cls == H5T_FLOAT && size == 4) return DType::f32;
+  if (standard && cls == H5T_FLOAT && size == 8) return DType::f64;
+  if (standard && cls == H5T_INTEGER) {
     const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
     if (is_signed && size == 4) return DType::i32;
     if (is_signed && size == 8) return DType::i64;

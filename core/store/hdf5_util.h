@@ -59,7 +59,11 @@ void check_status(herr_t status, const std::string& message);
 // In-memory (native) and on-disk (little-endian, fixed) HDF5 types of a numeric DType.
 hid_t memory_type(DType t);
 hid_t file_type(DType t);
-// Maps a dataset's or attribute's HDF5 type to a DType; throws Error (naming `what`) when unsupported.
+// True for the standard little-endian integer (8 to 64 bits) and IEEE float types, and nothing with
+// unusual precision, offset or padding.
+bool standard_numeric_type(hid_t type);
+// Maps a dataset's or attribute's HDF5 type to a DType; throws Error (naming `what`) when unsupported
+// (numbers: only the standard little-endian layouts).
 DType dtype_of(hid_t type, const std::string& what);
 // A fixed-width, NUL-padded UTF-8 string type of width bytes (caller owns it).
 Hid fixed_string_type(std::size_t width);

@@ -128,16 +128,23 @@ class Walk {
       std::vector<char*> ptrs(n, nullptr);
       h5::check_status(H5Aread(attr.get(), mem.get(), ptrs.data()), "cannot read " + what);
       h5::reclaim_vlen(mem.get(), space.get(), ptrs.data());
-    } else if (cls == H5T_STRING || cls == H5T_INTEGER || cls == H5T_FLOAT) {
+    } else if (cls == H5T_STRING) {
       const std::size_t width = H5Tget_size(type.get());
       require(width >= 1 && width <= kMaxStringWidth, "cannot read " + what + ": values of " + std::to_string(width) + " bytes");
-      Hid mem(h5::check(cls == H5T_STRING ? H5Tcopy(type.get()) : H5Tget_native_type(type.get(), H5T_DIR_ASCEND),
-                        "cannot read " + what),
-              H5Tclose);
-      std::vector<char> buf(h5::saturating_mul(n, H5Tget_size(mem.get())));
+      Hid mem(h5::check(H5Tcopy(type.get()), "cannot read " + what), H5Tclose);
+      std::vector<char> buf(h5::saturating_mul(n, width));
       h5::check_status(H5Aread(attr.get(), mem.get(), buf.data()), "cannot read " + what);
+    } else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && h5::standard_numeric_type(type.get())) {
+      // The conversions TensorLogReader::attr_int and attr_double make: the conversion code is where a
+      // corrupted number type crashes, so the child must have run the same ones.
+      std::vector<double> as_double(n);
+      h5::check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, as_double.data()), "cannot read " + what);
+      if (cls == H5T_INTEGER) {
+        std::vector<std::int64_t> as_int(n);
+        h5::check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, as_int.data()), "cannot read " + what);
+      }
     }
-    // Other classes (compound, enum, references) are not moxlab's: no reader of it will ask for them.
+    // Other types (compound, enum, references, unusual number layouts) are refused by every reader.
   }
 
   static Hid variable_string_type(hid_t file_type, const std::string& what) {
@@ -166,8 +173,10 @@ class Walk {
       h5::reclaim_vlen(mem.get(), space.get(), ptrs.data());
       return;
     }
-    if (cls != H5T_STRING && cls != H5T_INTEGER && cls != H5T_FLOAT) return;  // not moxlab's: never read
-    if (cls != H5T_STRING && !scope_.empty() && !scope_.count(name)) return;  // values the caller will not read
+    // Numbers as TensorLogReader reads them: of a type it accepts (h5::dtype_of), into its memory type.
+    const bool numeric = (cls == H5T_INTEGER || cls == H5T_FLOAT) && h5::standard_numeric_type(type.get());
+    if (cls != H5T_STRING && !numeric) return;  // refused by every reader: never read
+    if (numeric && !scope_.empty() && !scope_.count(name)) return;  // values the caller will not read
     const std::size_t width = H5Tget_size(type.get());
     require(width >= 1 && width <= kMaxStringWidth, "cannot read " + what + ": values of " + std::to_string(width) + " bytes");
     const std::uint64_t bytes = h5::saturating_mul(n, width);

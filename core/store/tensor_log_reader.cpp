@@ -136,6 +136,7 @@ struct TensorLogReader::Impl {
     const H5T_class_t cls = H5Tget_class(type.get());
     require(cls == H5T_INTEGER || (allow_float && cls == H5T_FLOAT),
             "cannot read " + what + ": it is not " + (allow_float ? "numeric" : "an integer"));
+    require(h5::standard_numeric_type(type.get()), "cannot read " + what + ": an unusual number type (corrupt file?)");
     T value{};
     h5::check_status(H5Aread(attr.get(), mem_type, &value), "cannot read " + what);
     return value;

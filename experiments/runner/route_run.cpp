@@ -25,7 +25,8 @@ RoutingReport route_capture(const std::string& capture, const std::string& store
   const std::string out = std::filesystem::path(capture).replace_extension(".routing.h5").string();
   RoutingReport rep = observe_routing(capture, out);
   const std::string why = store_observations(store, rep.run_id, rep.results, "routing", rep.out,
-                                             nlohmann::json{{"capture", rep.capture}}.dump());
+                                             nlohmann::json{{"capture", rep.capture}}.dump(
+                                                 -1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!why.empty() && log) log("note: routing results not stored (" + why + ")");
   return rep;
 }

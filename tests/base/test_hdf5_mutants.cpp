@@ -87,3 +87,21 @@ TEST_CASE("route: the audit's one-byte global-heap corruption of a routing captu
   CHECK(rep.routers.size() == 4);
   CHECK(rep.run_id == 2);
 }
+
+TEST_CASE("route: a domain name that is not UTF-8 is a clean error, not a JSON exception", "[observe][routing]") {
+  ScratchDir dir("route_utf8");
+  const std::string cap = dir.file("cap.h5");
+  {
+    const std::vector<float> probs = {.5f, .5f, .3f, .7f}, active = {1, 0, 0, 1};
+    TensorLogWriter w(cap);
+    w.write("/probes/blocks.0.attn.router.probs", probs.data(), {2, 2});
+    w.write("/probes/blocks.0.attn.router.topk", active.data(), {2, 2});
+    w.write("/domain", std::vector<std::int32_t>{0, 0});
+    w.write_strings("/domain_names", {"co\xff\xfede"});
+    w.finish();
+  }
+  const IsolatedResult r = run_isolated([&] { observe_routing(cap, dir.file("out.h5")); });
+  INFO(outcome_name(r.outcome) << ": " << r.message);
+  CHECK(r.outcome == Outcome::clean_error);
+  CHECK_THAT(r.message, Contains("domain name") && Contains("not a valid name"));
+}

@@ -136,3 +136,25 @@ TEST_CASE("viewer Observations: the audit's one-byte global-heap corruption is a
   CHECK(ok.taps.size() == 6);
   CHECK(ok.source == f.capture);
 }
+
+TEST_CASE("viewer ToMoE: a conversion file whose integer attribute has precision 0 is a clean error", "[viewer][mutation]") {
+  // Found by fuzz_tensor_log: the probe child read d_mid as an integer without trouble, then the panel's
+  // attr_double converted it to a double and libhdf5 died of SIGBUS in H5T__bit_copy.
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("viewer_tomoe_precision");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  write_legacy_copy(f.tomoe, dir.file("legacy.h5"));
+  std::string bytes = read_bytes(dir.file("legacy.h5"));
+  const auto at = bytes.find(std::string("d_mid\0\0\0", 8));  // the attribute's name, padded to 8
+  REQUIRE(at != std::string::npos);
+  // The integer datatype follows: class and flags (4), size (4), bit offset (2), bit precision (2).
+  REQUIRE(bytes[at + 8] == 0x10);
+  bytes[at + 8 + 10] = 0;
+  bytes[at + 8 + 11] = 0;
+  const std::string path = dir.file("precision0.h5");
+  write_bytes(path, bytes);
+  const IsolatedResult r = run_isolated([&] { read_tomoe_conversion(path); }, kMutantTimeout);
+  INFO(outcome_name(r.outcome) << ": " << r.message);
+  CHECK(r.outcome == Outcome::clean_error);
+  CHECK_THAT(r.message, Contains("precision0.h5"));
+}
