@@ -10,14 +10,12 @@
 
 namespace moxlab::testing {
 
-namespace {
-std::string slurp(const std::string& path) {
+std::string file_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-}  // namespace
 
 CliResult run_cli(const std::string& args, const std::string& dir) {
   const std::string out = dir + "/.cli_out", err = dir + "/.cli_err";
@@ -25,8 +23,8 @@ CliResult run_cli(const std::string& args, const std::string& dir) {
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = file_text(out);
+  r.err = file_text(err);
   return r;
 }
 

@@ -10,6 +10,9 @@ struct CliResult {
   std::string out, err;
 };
 
+// The whole text of a file; empty when it is absent (a command that has not written it yet).
+std::string file_text(const std::string& path);
+
 // Runs `moxlab <args>` in dir (a shell command line; quote arguments yourself).
 CliResult run_cli(const std::string& args, const std::string& dir);
 

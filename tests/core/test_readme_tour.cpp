@@ -22,13 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The first ```sh block after the "## Quick tour" heading (empty when there is none).
 std::string quick_tour_block(const std::string& readme) {
   const auto heading = readme.find("\n## Quick tour");
@@ -50,7 +43,7 @@ TEST_CASE("The README quick tour runs as written and in order on a fresh store",
     WARN("SKIPPED: ../shared/data not found (the tour imports stories260K and scores zero-shot tasks)");
     return;
   }
-  const std::string block = quick_tour_block(slurp(source_dir() + "/README.md"));
+  const std::string block = quick_tour_block(file_text(source_dir() + "/README.md"));
   REQUIRE(block.find("--print-id") != std::string::npos);
 
   const std::string dir = scratch_dir("readme_tour");
@@ -66,7 +59,7 @@ TEST_CASE("The README quick tour runs as written and in order on a fresh store",
                           "EVAL='--limit 2 --max-val-tokens 2048 --no-wikitext' STEPS=4 TOKENS=512 DATA='" +
                           data + "' bash -euo pipefail tour.sh > tour.out 2> tour.err";
   const int status = std::system(cmd.c_str());
-  const std::string out = slurp(dir + "/tour.out"), err = slurp(dir + "/tour.err");
+  const std::string out = file_text(dir + "/tour.out"), err = file_text(dir + "/tour.err");
   INFO("stderr (tail):\n" << tail(err, 3000) << "\nstdout (tail):\n" << tail(out, 1500));
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);

@@ -24,13 +24,6 @@ using namespace moxlab::testing;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The status column of run `id` in `moxlab runs` output ("" when the run is not listed).
 std::string listed_status(const std::string& runs_out, std::int64_t id) {
   std::istringstream lines(runs_out);
@@ -66,7 +59,7 @@ TEST_CASE("A training killed by SIGKILL shows killed, and its resume removes a d
                           "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
                           "kill -KILL $pid; wait $pid )";
   std::system(cmd.c_str());
-  INFO(slurp(dir + "/a.err"));
+  INFO(file_text(dir + "/a.err"));
   {
     RunStoreOptions ro;
     ro.read_only = true;
@@ -79,7 +72,7 @@ TEST_CASE("A training killed by SIGKILL shows killed, and its resume removes a d
 
   // A save killed mid-write leaves checkpoint.pt.tmp.<its pid>; one of a live process may be a save
   // in progress (this test process stands in for it).
-  const std::string killed_pid = slurp(dir + "/train.pid").substr(0, slurp(dir + "/train.pid").find('\n'));
+  const std::string killed_pid = file_text(dir + "/train.pid").substr(0, file_text(dir + "/train.pid").find('\n'));
   const std::string dead_tmp = dir + "/runs/1-micro/checkpoint.pt.tmp." + killed_pid;
   const std::string live_tmp = dir + "/runs/1-micro/checkpoint.pt.tmp." + std::to_string(::getpid());
   std::ofstream(dead_tmp) << "half a checkpoint";
@@ -114,7 +107,7 @@ TEST_CASE("A training waits out a store lock held past the busy timeout and lose
         }
       },
       300);
-  INFO(slurp(dir + "/b.err"));
+  INFO(file_text(dir + "/b.err"));
   REQUIRE(logging);
   {
     SQLite::Database other(db, SQLite::OPEN_READWRITE);
@@ -122,10 +115,10 @@ TEST_CASE("A training waits out a store lock held past the busy timeout and lose
     std::this_thread::sleep_for(std::chrono::seconds(12));
     other.exec("COMMIT");
   }
-  REQUIRE(wait_for([&] { return std::filesystem::exists(dir + "/b.rc") && !slurp(dir + "/b.rc").empty(); }, 300));
-  const std::string err = slurp(dir + "/b.err");
+  REQUIRE(wait_for([&] { return std::filesystem::exists(dir + "/b.rc") && !file_text(dir + "/b.rc").empty(); }, 300));
+  const std::string err = file_text(dir + "/b.err");
   INFO(err);
-  CHECK(slurp(dir + "/b.rc") == "0\n");
+  CHECK(file_text(dir + "/b.rc") == "0\n");
   CHECK(err.find("locked by another process") != std::string::npos);  // the lock did meet the training
   RunStore store(db);
   CHECK(store.get_run(1).status == RunStatus::finished);
@@ -164,7 +157,7 @@ TEST_CASE("runs and table read a store in a directory the reader cannot write", 
   auto run_as_reader = [&](const std::string& args) {
     const std::string c = "cd '" + dir + "' && " + as_reader + "'" MOXLAB_CLI "' " + args + " > r.out 2> r.err";
     const int status = std::system(c.c_str());
-    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir + "/r.out") + slurp(dir + "/r.err"));
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, file_text(dir + "/r.out") + file_text(dir + "/r.err"));
   };
   const auto [runs_rc, runs_text] = run_as_reader("runs --store archive/runs.db");
   INFO(runs_text);
