@@ -296,6 +296,14 @@ void limit_child_memory(std::uint64_t file_size) {
   // The parent's crash handlers (a sanitizer's, a fuzzer's, an app's) must not run here: a signal ends
   // the child, and the parent reports it.
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) ::signal(sig, SIG_DFL);
+  // What a dying libhdf5 or glibc prints ("malloc(): unaligned tcache chunk detected") is not for the
+  // user: the parent's one-line error says what happened.
+  const int devnull = ::open("/dev/null", O_WRONLY);
+  if (devnull >= 0) {
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(devnull, STDERR_FILENO);
+    ::close(devnull);
+  }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   ::alarm(alarm_s);  // in case the parent cannot kill it
   limit_child_memory(file_size);
