@@ -19,20 +19,6 @@ using namespace moxlab;
 using namespace moxlab::testing;
 using Catch::Matchers::Contains;
 
-namespace {
-
-// A probe that hangs is killed after this long (a clean error); the readers get kMutantTimeout in all.
-constexpr const char* kProbeSeconds = "3";
-constexpr double kMutantTimeout = 20.0;
-
-void report(const Hdf5Tally& t, const std::string& what) {
-  WARN(t.summary(what));
-  CHECK(t.crash == 0);
-  CHECK(t.hang == 0);
-  CHECK(t.unclear_error == 0);
-}
-
-}  // namespace
 
 TEST_CASE("observe: mutants of a capture end accepted or in a clean error, never a crash or hang",
           "[observe][mutation]") {
@@ -46,7 +32,7 @@ TEST_CASE("observe: mutants of a capture end accepted or in a clean error, never
     tally.add(run_isolated([&] { observe_capture(mutant, out); }, kMutantTimeout), m.how);
   }
   CHECK(tally.total() >= 320);
-  report(tally, "capture HDF5 -> observe_capture");
+  check_no_bad_outcomes(tally, "capture HDF5 -> observe_capture");
 }
 
 TEST_CASE("route: mutants of a routing capture end accepted or in a clean error, never a crash or hang",
@@ -61,7 +47,7 @@ TEST_CASE("route: mutants of a routing capture end accepted or in a clean error,
     tally.add(run_isolated([&] { observe_routing(mutant, out); }, kMutantTimeout), m.how);
   }
   CHECK(tally.total() >= 320);
-  report(tally, "routing capture HDF5 -> observe_routing");
+  check_no_bad_outcomes(tally, "routing capture HDF5 -> observe_routing");
 }
 
 TEST_CASE("route: the audit's one-byte global-heap corruption of a routing capture is a clean error",

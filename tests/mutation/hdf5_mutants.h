@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "tests/mutation/isolated_run.h"
 #include "tests/mutation/legacy_tensor_log.h"
 #include "tests/mutation/mutants.h"
@@ -69,5 +71,17 @@ struct Hdf5Tally : OutcomeTally {
            " and hung in " + std::to_string(child_hung) + " probe children";
   }
 };
+
+// A probe that hangs is killed after kProbeSeconds (a clean error); a reader gets kMutantTimeout in all.
+constexpr const char* kProbeSeconds = "3";
+constexpr double kMutantTimeout = 20.0;
+
+// Logs the tally and fails the test on any crash, hang or error that is not a moxlab::Error.
+inline void check_no_bad_outcomes(const Hdf5Tally& t, const std::string& what) {
+  WARN(t.summary(what));
+  CHECK(t.crash == 0);
+  CHECK(t.hang == 0);
+  CHECK(t.unclear_error == 0);
+}
 
 }  // namespace moxlab::testing

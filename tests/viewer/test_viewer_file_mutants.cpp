@@ -22,16 +22,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-constexpr const char* kProbeSeconds = "3";
-constexpr double kMutantTimeout = 20.0;
-
-void report(const Hdf5Tally& t, const std::string& what) {
-  WARN(t.summary(what));
-  CHECK(t.crash == 0);
-  CHECK(t.hang == 0);
-  CHECK(t.unclear_error == 0);
-}
-
 // What the Observations panel reads for one file.
 void observations_panel_reads(const std::string& path) {
   const ObservationFile f = read_observation_file(path);
@@ -69,7 +59,7 @@ TEST_CASE("viewer Observations reads: mutants end accepted or in a clean error",
     tally.add(run_isolated([&] { read_token_texts(mutant, 3, 5); }, kMutantTimeout), "capture: " + m.how);
   }
   CHECK(tally.total() >= 300);
-  report(tally, "observations HDF5 -> Observations panel readers");
+  check_no_bad_outcomes(tally, "observations HDF5 -> Observations panel readers");
 }
 
 TEST_CASE("viewer Routing reads: mutants end accepted or in a clean error", "[viewer][mutation]") {
@@ -88,7 +78,7 @@ TEST_CASE("viewer Routing reads: mutants end accepted or in a clean error", "[vi
               m.how);
   }
   CHECK(tally.total() >= 300);
-  report(tally, "routing HDF5 -> Routing panel reader");
+  check_no_bad_outcomes(tally, "routing HDF5 -> Routing panel reader");
 }
 
 TEST_CASE("viewer ToMoE reads: mutants end accepted or in a clean error", "[viewer][mutation]") {
@@ -114,7 +104,7 @@ TEST_CASE("viewer ToMoE reads: mutants end accepted or in a clean error", "[view
     tally.add(run_isolated([&] { tomoe_panel_capture_reads(mutant); }, kMutantTimeout), "routing capture: " + m.how);
   }
   CHECK(tally.total() >= 300);
-  report(tally, "ToMoE conversion + routing capture HDF5 -> ToMoE panel readers");
+  check_no_bad_outcomes(tally, "ToMoE conversion + routing capture HDF5 -> ToMoE panel readers");
 }
 
 TEST_CASE("viewer Observations: the audit's one-byte global-heap corruption is a clean error",
