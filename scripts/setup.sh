@@ -54,6 +54,6 @@ if [ ! -f data/npm/.installed ] || [ "$(cat data/npm/.installed)" != "${NPM_PACK
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+# CMakeLists.txt uses ccache where installed (with the settings the precompiled headers need).
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD_DIR" -j"$(nproc)"

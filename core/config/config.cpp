@@ -11,6 +11,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/model/model_kind.h"
 #include "core/config/config_key.h"
 #include "core/config/schema.h"
 
@@ -45,10 +46,8 @@ Schema bind(Config& c) {
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
   s.add("model.patch_size", m.patch_size, 1, 1024, "ViT patch side in pixels (image runs, data.images)");
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
-  s.add("model.attention", m.attention, {"dense", "mohd", "moh", "tomoe"},
-        "attention kind (mohd: MoHD sub-dimension routing; moh: MoH heads as experts; tomoe: ToMoE head-dim masks)");
-  s.add("model.ffn", m.ffn, {"dense", "mohd", "tomoe"},
-        "FFN kind (mohd: MoHD sub-dimension routing; tomoe: ToMoE top-1 MLP experts)");
+  s.add("model.attention", m.attention, attention_kind_names(), "attention kind (" + attention_kinds_help() + ")");
+  s.add("model.ffn", m.ffn, ffn_kind_names(), "FFN kind (" + ffn_kinds_help() + ")");
   s.add("model.kernels", m.kernels, {"automatic", "reference", "sparse"},
         "MoHD/MoH compute form: sparse kernels where measured faster (automatic), always the masked dense reference, or always sparse");
   for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {

@@ -7,7 +7,7 @@
 
 #include <torch/torch.h>
 
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "core/model/vision_transformer.h"
 
 namespace moxlab {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "core/data/token_source.h"
+#include "core/data/shards/token_source.h"
 #include "core/model/transformer.h"
 
 namespace moxlab {

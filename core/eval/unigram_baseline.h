@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/data/token_source.h"
+#include "core/data/shards/token_source.h"
 #include "core/eval/perplexity.h"
 
 namespace moxlab {

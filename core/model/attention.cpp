@@ -2,11 +2,8 @@
 
 #include <cmath>
 
-#include "core/common/error.h"
+#include "core/model/kind_modules.h"
 #include "core/model/kv_cache.h"
-#include "core/model/moh/moh_attention.h"
-#include "core/model/mohd/mohd_components.h"
-#include "core/model/tomoe/tomoe_modules.h"
 #include "kernels/fused/attention.h"
 #include "kernels/fused/packed_matmul.h"
 
@@ -148,12 +145,9 @@ torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, 
   return project(head_outputs(x, rope, ctx, taps), ctx, taps);
 }
 
-std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer) {
-  if (o.attention == "dense") return std::make_shared<DenseAttention>(o);
-  if (o.attention == "mohd") return std::make_shared<MohdAttention>(o);
-  if (o.attention == "moh") return std::make_shared<MohAttention>(o, layer);
-  if (o.attention == "tomoe") return std::make_shared<TomoeAttention>(o, layer);
-  throw Error("unknown model.attention kind '" + o.attention + "'");
+KindModules dense_kind_modules() {
+  return {[](const ModelOptions& o, int) { return std::make_shared<DenseAttention>(o); },
+          [](const ModelOptions& o, int) { return std::make_shared<SwiGLU>(o); }};
 }
 
 }  // namespace moxlab

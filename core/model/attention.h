@@ -1,7 +1,7 @@
 // Attention: the pluggable interface every attention kind implements, and the dense grouped-query
 // attention of LLaMA (Ainslie et al. 2023 GQA: head h reads key/value head h / (n_heads / n_kv_heads)).
 // MoHD (sub-dimension routing), MoH (heads as experts) and ToMoE (head-dim masks) add their own kinds
-// through make_attention().
+// (core/model/model_kind.h).
 #pragma once
 #include <memory>
 
@@ -75,7 +75,5 @@ torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor&
 // The torch-op form (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                           double scale = 0);
-
-std::shared_ptr<Attention> make_attention(const ModelOptions& o, int layer);
 
 }  // namespace moxlab

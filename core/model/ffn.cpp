@@ -1,11 +1,8 @@
 #include "core/model/ffn.h"
 
-#include "core/common/error.h"
-#include "core/model/mohd/mohd_components.h"
-#include "core/model/tomoe/tomoe_modules.h"
 #include "kernels/fused/packed_matmul.h"
 #include "kernels/fused/swiglu.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/row_parallel.h"
 
 namespace moxlab {
 
@@ -66,13 +63,6 @@ torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up) {
   if (torch::GradMode::is_enabled()) return torch::silu(gate) * up;
   if (swiglu_fusable(gate, up)) return swiglu_inference(gate, up);
   return torch::silu_(gate).mul_(up);
-}
-
-std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int layer) {
-  if (o.ffn == "dense") return std::make_shared<SwiGLU>(o);
-  if (o.ffn == "tomoe") return std::make_shared<TomoeFeedForward>(o, layer);
-  if (o.ffn == "mohd") return std::make_shared<MohdFeedForward>(o);
-  throw Error("unknown model.ffn kind '" + o.ffn + "'");
 }
 
 }  // namespace moxlab

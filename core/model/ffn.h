@@ -34,6 +34,4 @@ class SwiGLU : public FeedForward {
 // SiLU(gate) ⊙ up. `gate` is consumed: without autograd the result is written over it (no temporaries).
 torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up);
 
-std::shared_ptr<FeedForward> make_ffn(const ModelOptions& o, int layer);
-
 }  // namespace moxlab

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/model/kind_modules.h"
+#include "core/model/model_kind.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "kernels/fused/packed_matmul.h"
 
@@ -118,21 +120,20 @@ torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Ten
 void Transformer::init_weights(std::uint64_t seed) { init_parameters(*this, opts_, seed); }
 
 namespace {
-bool has_module(const std::string& name, std::initializer_list<const char*> modules) {
-  const std::string dotted = "." + name;
-  for (const char* m : modules)
-    if (dotted.find(m) != std::string::npos) return true;
-  return false;
+// The modules of every kind that the rule applies to (model_kind.h).
+std::vector<std::string> init_modules(std::vector<std::string> ModelKind::*rule) {
+  std::vector<std::string> parts;
+  for (const auto& k : model_kinds()) parts.insert(parts.end(), (k.*rule).begin(), (k.*rule).end());
+  return parts;
 }
-bool is_tomoe_routing(const std::string& name) { return has_module(name, {".hypernet.", ".masker.", ".expert_router."}); }
 
-// ToMoE's routing modules as PyTorch initialises them (the official code keeps those defaults).
-void init_tomoe_routing(const std::string& name, torch::Tensor& p) {
+// A routing module as PyTorch initialises its layers (the official code keeps those defaults).
+void init_torch_default(const std::string& name, torch::Tensor& p) {
   const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
   if (name.find("_norm.") != std::string::npos) {
     if (bias) p.zero_();
     else p.fill_(1.0);
-  } else if (name.find("hypernet.gru.") != std::string::npos) {
+  } else if (name.find(".gru.") != std::string::npos) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(0) / 3));  // [3 * hidden, ...]: U(+-1/sqrt(hidden))
     p.uniform_(-bound, bound);
   } else if (bias) {
@@ -144,23 +145,20 @@ void init_tomoe_routing(const std::string& name, torch::Tensor& p) {
 }
 }  // namespace
 
-bool is_routing_parameter(const std::string& name) {
-  return is_tomoe_routing(name) || has_module(name, {".head_router.", ".mixer.router."});
-}
-
 void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed) {
   torch::manual_seed(seed);
   torch::NoGradGuard ng;
   const double std = o.init_std;
   const double resid_std = std / std::sqrt(2.0 * o.n_layers);
+  const auto torch_default = init_modules(&ModelKind::torch_default_init_modules);
+  const auto fan_in = init_modules(&ModelKind::fan_in_init_modules);
   for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     auto& p = item.value();
-    if (is_tomoe_routing(name)) init_tomoe_routing(name, p);
+    if (names_module(name, torch_default)) init_torch_default(name, p);
     else if (name.find("norm") != std::string::npos) p.fill_(1.0);
-    else if (name.find(".monarch.") != std::string::npos || name.find(".head_router.") != std::string::npos) {
-      // Default linear initialisation U(+-1/sqrt(fan_in)) (NOTES.md): MoHD group fusion blocks
-      // [blocks, out, in] like a linear layer of the block's fan-in; MoH routers as in the official code.
+    else if (names_module(name, fan_in)) {
+      // Default linear initialisation U(+-1/sqrt(fan_in)) (NOTES.md).
       const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(-1)));
       p.uniform_(-bound, bound);
     }

@@ -44,15 +44,11 @@ class Transformer : public torch::nn::Module {
   DerivedWeights packed_head_;  // without autograd: the output head packed (kernels/fused/packed_matmul.h)
 };
 
-// Parameters of the routing modules a method adds on top of the dense model (ToMoE's hypernetwork, masks
-// and routers; MoH's and MoHD's routers): what train.trainable = "routing" trains while the rest stays frozen.
-bool is_routing_parameter(const std::string& name);
-
 // The initialisation every model here shares, by parameter name: Normal(0, init_std) weights; output
 // projections of each residual branch (wo, w2) scaled by 1/sqrt(2 * n_layers) as in GPT-2, so the
-// residual stream's variance does not grow with depth; norms 1, biases 0; MoHD fusion blocks, MoH routers
-// and ToMoE's routing modules like PyTorch's default layers, as in the official code (linear weights and
-// GRU parameters U(+-1/sqrt(fan_in or hidden)), LayerNorm 1 and 0). Seeds torch's generator first.
+// residual stream's variance does not grow with depth; norms 1, biases 0; the modules each kind names
+// (model_kind.h: MoHD fusion blocks, MoH routers, ToMoE's routing modules) like PyTorch's default layers,
+// as in the official code. Seeds torch's generator first.
 void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint64_t seed);
 
 }  // namespace moxlab

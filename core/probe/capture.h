@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/data/token_source.h"
-#include "core/data/tokenizer.h"
+#include "core/data/shards/token_source.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/model/transformer.h"
 #include "core/store/tensor_log_writer.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "core/config/config.h"
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "core/model/vision_transformer.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/train_objective.h"

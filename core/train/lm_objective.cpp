@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/data/domain_subset.h"
+#include "core/data/corpora/domain_subset.h"
 #include "core/eval/perplexity.h"
 #include "core/train/distillation.h"
 

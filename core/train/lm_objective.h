@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/config/config.h"
-#include "core/data/token_source.h"
+#include "core/data/shards/token_source.h"
 #include "core/model/transformer.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/train_objective.h"

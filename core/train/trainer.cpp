@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/common/error.h"
+#include "core/model/model_kind.h"
 #include "core/model/transformer.h"
 #include "core/train/lr_schedule.h"
 

@@ -18,18 +18,18 @@
 
 #include "core/common/error.h"
 #include "core/config/config.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/option_checks.h"
-#include "kernels/attention_bench.h"
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/inference_bench.h"
-#include "kernels/fma_peak.h"
-#include "kernels/matmul_bench.h"
-#include "kernels/matmul_peak.h"
-#include "kernels/timing.h"
-#include "kernels/train_flops.h"
+#include "experiments/bench/attention_bench.h"
+#include "kernels/runtime/cpu_features.h"
+#include "experiments/bench/inference_bench.h"
+#include "experiments/bench/fma_peak.h"
+#include "experiments/bench/matmul_bench.h"
+#include "experiments/bench/matmul_peak.h"
+#include "experiments/bench/timing.h"
+#include "experiments/bench/train_flops.h"
 
 namespace moxlab::cli {
 
@@ -246,7 +246,7 @@ void register_bench(CLI::App& app) {
     const auto& m = cfg.model;
     const FmaPeak fma = measure_fma_peak(1);
     std::printf("bench matmul: dim %d, %d heads (%d kv), FFN %d  one thread, packed kernel %s; FMA peak per thread: AVX2 %.1f, AVX-512 %.1f GFLOP/s\n\n",
-                m.dim, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), packed_isa_name(packed_isa()),
+                m.dim, m.n_heads, m.n_kv_heads, m.resolved_ffn_hidden(), isa_name(active_isa()),
                 fma.avx2_gflops, fma.avx512_gflops);
     std::printf("%s", format_matmul_bench(run_matmul_bench(m, mm->bench)).c_str());
   });

@@ -4,7 +4,7 @@
 #include <limits>
 #include <memory>
 
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/model/generate.h"
 #include "core/train/checkpoint.h"
 #include "experiments/cli/cli_options.h"

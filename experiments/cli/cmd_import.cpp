@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/common/error.h"
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/io/hf_checkpoint.h"
 #include "core/io/llama2c_import.h"
 #include "core/model/param_count.h"

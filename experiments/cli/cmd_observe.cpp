@@ -18,7 +18,7 @@
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/model/probe_recorder.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/observe/observe_capture.h"
 #include "core/observe/store_observations.h"
 #include "core/store/run_store.h"

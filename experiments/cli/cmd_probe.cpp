@@ -7,7 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/model/probe_recorder.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"

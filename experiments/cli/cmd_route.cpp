@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/common/error.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/observe/router_domains.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"

@@ -4,7 +4,7 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 
 namespace moxlab::cli {
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/data/dataset.h"
-#include "core/data/tokenizer.h"
+#include "core/data/shards/dataset.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/store/run_store.h"
 
 namespace moxlab {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/config/config.h"
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "core/model/vision_transformer.h"
 
 namespace moxlab {

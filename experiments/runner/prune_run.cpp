@@ -7,10 +7,10 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
-#include "core/data/dataset.h"
+#include "core/data/shards/dataset.h"
 #include "core/model/param_count.h"
 #include "core/model/tomoe/tomoe_trace.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/store/run_store.h"
 #include "core/train/checkpoint.h"
 #include "core/train/lm_objective.h"

@@ -11,10 +11,6 @@
 
 namespace moxlab {
 
-bool has_routers(const std::string& attention, const std::string& ffn) {
-  return attention == "mohd" || attention == "moh" || ffn == "mohd" || ffn == "tomoe";
-}
-
 bool is_routed_config(const std::string& config_json) {
   const auto cfg = nlohmann::json::parse(config_json, nullptr, false);
   return cfg.is_object() && has_routers(cfg.value("model.attention", ""), cfg.value("model.ffn", ""));

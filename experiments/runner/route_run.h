@@ -6,14 +6,13 @@
 #include <functional>
 #include <string>
 
+#include "core/model/model_kind.h"
 #include "core/observe/router_domains.h"
 
 namespace moxlab {
 
-// True when a model of these kinds has routers whose per-domain statistics `route` computes: MoHD
+// Whether a run's config JSON names kinds with routers (has_routers, core/model/model_kind.h): MoHD
 // attention or FFN (Fig. 11), MoH attention (head load, MoH Fig. 3), ToMoE FFN (expert load per domain).
-bool has_routers(const std::string& attention, const std::string& ffn);
-// The same for a run's config JSON.
 bool is_routed_config(const std::string& config_json);
 
 // Observes the capture into <capture stem>.routing.h5 and records the results on its run in `store`

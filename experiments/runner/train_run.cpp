@@ -8,10 +8,10 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
-#include "core/data/dataset.h"
-#include "core/data/tokenizer.h"
+#include "core/data/shards/dataset.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/model/param_count.h"
-#include "core/model/torch_threads.h"
+#include "kernels/runtime/torch_threads.h"
 #include "core/store/metric_log.h"
 #include "core/store/run_liveness.h"
 #include "core/store/run_store.h"

@@ -1,7 +1,7 @@
 #include "kernels/fused/attention.h"
 
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
+#include "kernels/runtime/cpu_features.h"
 
 #include <omp.h>
 
@@ -16,7 +16,7 @@ namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
 // One query row: its queries, where its output goes, how many keys (from the first) it sees, the factor
 // its output is multiplied by (MoH's gate; 1 otherwise) and, if any, per-dimension factors of its output
@@ -185,26 +185,27 @@ MOXLAB_INLINE void attend_rows_of(const QueryRow* rows, std::int64_t n_rows, con
   }
 }
 
-// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void attend_rows(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq, const float* const* v,
-                 std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+using AttendFn = void (*)(const QueryRow*, std::int64_t, const float*, std::int64_t, std::int64_t, const float* const*, std::int64_t,
+                          std::int64_t, float, float*, std::int64_t);
+void attend_rows_portable(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq,
+                          const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
   attend_rows_of<f8>(rows, n_rows, kt, ldk, hq, v, voff, hd, scale, s, lds);
 }
-
-#if defined(__x86_64__)
+MOXLAB_TARGET_AVX2 void attend_rows_avx2(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq,
+                                         const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s,
+                                         std::int64_t lds) {
+  attend_rows_of<f8>(rows, n_rows, kt, ldk, hq, v, voff, hd, scale, s, lds);
+}
 // Sixteen-float vectors: twice the work per multiply-add where the CPU runs 512-bit FMAs at full width.
-__attribute__((target("avx512f,avx512vl,fma")))
-void attend_rows_avx512(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk, std::int64_t hq,
-                        const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
+MOXLAB_TARGET_AVX512 void attend_rows_avx512(const QueryRow* rows, std::int64_t n_rows, const float* kt, std::int64_t ldk,
+                                             std::int64_t hq, const float* const* v, std::int64_t voff, std::int64_t hd, float scale,
+                                             float* s, std::int64_t lds) {
   attend_rows_of<f16>(rows, n_rows, kt, ldk, hq, v, voff, hd, scale, s, lds);
 }
-#endif
 
 // kt[d][j] = key j's value d (key j at k[j] + off), columns Tk .. ldk - 1 zero: 8 x 8 blocks transposed in
 // registers (three rounds of shuffles), the edges one value at a time.
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void pack_keys(const float* const* k, std::int64_t off, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
+MOXLAB_INLINE void pack_keys(const float* const* k, std::int64_t off, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
   const std::int64_t j_full = Tk / 8 * 8, d_full = hq / 8 * 8;
   for (std::int64_t j0 = 0; j0 < j_full; j0 += 8) {
     for (std::int64_t d0 = 0; d0 < d_full; d0 += 8) {
@@ -235,8 +236,17 @@ void pack_keys(const float* const* k, std::int64_t off, std::int64_t Tk, std::in
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-float exp_one(float x) { return exp8(splat(x))[0]; }
+using PackKeysFn = void (*)(const float* const*, std::int64_t, std::int64_t, std::int64_t, float*, std::int64_t);
+void pack_keys_portable(const float* const* k, std::int64_t off, std::int64_t Tk, std::int64_t hq, float* kt, std::int64_t ldk) {
+  pack_keys(k, off, Tk, hq, kt, ldk);
+}
+MOXLAB_TARGET_AVX2 void pack_keys_avx2(const float* const* k, std::int64_t off, std::int64_t Tk, std::int64_t hq, float* kt,
+                                       std::int64_t ldk) {
+  pack_keys(k, off, Tk, hq, kt, ldk);
+}
+
+float exp_one_portable(float x) { return exp8(splat(x))[0]; }
+MOXLAB_TARGET_AVX2 float exp_one_avx2(float x) { return exp8(splat(x))[0]; }
 
 // Query positions per work item: an item is (batch, key/value head, this many positions x the group's
 // query heads); a thread runs whole pairs' items in order, or, where the threads do not divide the pairs,
@@ -257,19 +267,16 @@ struct RowTables {
 void run_attention(const RowTables& L, bool causal, float scale) {
   const std::int64_t B = L.B, T = L.T, Tk = L.Tk, Hkv = L.Hkv, hq = L.hq, group = L.H / L.Hkv;
   // 16-float vectors where the kernel has AVX-512 and the value width takes them whole.
-  const bool wide = L.hd % 16 == 0 && packed_isa() == PackedIsa::avx512;
+  const bool wide = L.hd % 16 == 0 && active_isa() == Isa::avx512;
   const std::int64_t lanes = wide ? 16 : 8;
   // K^T per (batch, key/value head), keys padded with zeros to a multiple of the lanes (the narrowest score tile).
   const std::int64_t ldk = (Tk + lanes - 1) / lanes * lanes;
   std::vector<float> kt(static_cast<std::size_t>(B * Hkv * hq * ldk));
+  const PackKeysFn pack_keys = isa_variant<PackKeysFn>(pack_keys_portable, pack_keys_avx2, pack_keys_avx2);
   auto pack = [&](std::int64_t bg) { pack_keys(L.k.data() + bg / Hkv * Tk, bg % Hkv * L.k_head, Tk, hq, kt.data() + bg * hq * ldk, ldk); };
   const std::int64_t tiles = (T + kPositionsPerItem - 1) / kPositionsPerItem, pairs = B * Hkv;
   const auto past = Tk - T;
-#if defined(__x86_64__)
-  const auto attend = wide ? attend_rows_avx512 : attend_rows;
-#else
-  const auto attend = attend_rows;
-#endif
+  const AttendFn attend = isa_variant<AttendFn>(attend_rows_portable, attend_rows_avx2, wide ? attend_rows_avx512 : attend_rows_avx2);
   // Item `tile` of the pair bg = (batch, key/value head): kPositionsPerItem positions x the group's query heads.
   auto run_item = [&](std::int64_t bg, std::int64_t tile, std::vector<QueryRow>& rows, std::vector<float>& scores) {
     const std::int64_t b = bg / Hkv, g = bg % Hkv, t0 = tile * kPositionsPerItem;
@@ -332,7 +339,7 @@ void run_attention(const RowTables& L, bool causal, float scale) {
 
 }  // namespace
 
-float attention_exp(float x) { return exp_one(x); }
+float attention_exp(float x) { return isa_variant(exp_one_portable, exp_one_avx2, exp_one_avx2)(x); }
 
 bool attention_fusable(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
   const auto ok = [](const torch::Tensor& t) {

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
 
 namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
 constexpr int kPanel = 16;  // output columns per panel, as pack_weight lays them out
 constexpr int kMaxTileRows = 8;
@@ -130,14 +130,12 @@ MOXLAB_INLINE void dim_pass_any_heads(const DimPass& p, float* scratch) {
 // portable loop: 6 rows x 1 panel (12 accumulators of 8 floats in 16 registers).
 constexpr int kAvx512Rows = 8, kOtherRows = 6;
 void pass_portable(const DimPass& p, float* scratch) { dim_pass_any_heads<f8, kOtherRows, 1>(p, scratch); }
-#if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) void pass_avx2(const DimPass& p, float* scratch) {
+MOXLAB_TARGET_AVX2 void pass_avx2(const DimPass& p, float* scratch) {
   dim_pass_any_heads<f8, kOtherRows, 1>(p, scratch);
 }
-__attribute__((target("avx512f,avx512vl,fma"))) void pass_avx512(const DimPass& p, float* scratch) {
+MOXLAB_TARGET_AVX512 void pass_avx512(const DimPass& p, float* scratch) {
   dim_pass_any_heads<f16, kAvx512Rows, 3>(p, scratch);
 }
-#endif
 
 }  // namespace
 
@@ -153,12 +151,7 @@ void head_dim_masked_matmul(const RowMap& x, std::int64_t m, const PackedWeight&
   TORCH_CHECK(!w.swiglu && heads > 0 && w.k % heads == 0, "head_dim_masked_matmul: the weight's ", w.k,
               " input columns are not whole heads of ", heads);
   const std::int64_t hd = w.k / heads;
-  const PackedIsa isa = packed_isa();
-  void (*pass)(const DimPass&, float*) = pass_portable;
-#if defined(__x86_64__)
-  if (isa == PackedIsa::avx512) pass = pass_avx512;
-  else if (isa == PackedIsa::avx2) pass = pass_avx2;
-#endif
+  const auto pass = isa_variant(pass_portable, pass_avx2, pass_avx512);
   DimPass p;
   p.x = &x;
   p.out = &out;

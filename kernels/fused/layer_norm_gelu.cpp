@@ -2,14 +2,14 @@
 
 #include <cmath>
 
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
+#include "kernels/runtime/cpu_features.h"
 
 namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
 // erf(z) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) e^(-z^2), t = 1 / (1 + p z), for z >= 0 (A&S 7.1.26);
 // odd in z.
@@ -56,29 +56,25 @@ MOXLAB_INLINE void layer_norm_gelu_row_of(float* x, std::int64_t n, const float*
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void layer_norm_gelu_row(float* x, std::int64_t n, const float* w, const float* b, float eps) {
+using RowFn = void (*)(float*, std::int64_t, const float*, const float*, float);
+void layer_norm_gelu_row_portable(float* x, std::int64_t n, const float* w, const float* b, float eps) {
   layer_norm_gelu_row_of<f8>(x, n, w, b, eps);
 }
-
-#if defined(__x86_64__)
+MOXLAB_TARGET_AVX2 void layer_norm_gelu_row_avx2(float* x, std::int64_t n, const float* w, const float* b, float eps) {
+  layer_norm_gelu_row_of<f8>(x, n, w, b, eps);
+}
 // Sixteen-float vectors where the CPU runs 512-bit instructions at full width (ToMoE's d_e = 128: 8 vectors).
-__attribute__((target("avx512f,avx512vl,fma")))
+MOXLAB_TARGET_AVX512
 void layer_norm_gelu_row_avx512(float* x, std::int64_t n, const float* w, const float* b, float eps) {
   layer_norm_gelu_row_of<f16>(x, n, w, b, eps);
 }
-#endif
 
 }  // namespace
 
 void layer_norm_gelu_rows(float* x, std::int64_t rows, std::int64_t stride, std::int64_t n, const float* w, const float* b, float eps) {
-#if defined(__x86_64__)
-  if (n >= 16 && packed_isa() == PackedIsa::avx512) {
-    for (std::int64_t r = 0; r < rows; ++r) layer_norm_gelu_row_avx512(x + r * stride, n, w, b, eps);
-    return;
-  }
-#endif
-  for (std::int64_t r = 0; r < rows; ++r) layer_norm_gelu_row(x + r * stride, n, w, b, eps);
+  const RowFn row =
+      isa_variant<RowFn>(layer_norm_gelu_row_portable, layer_norm_gelu_row_avx2, n >= 16 ? layer_norm_gelu_row_avx512 : layer_norm_gelu_row_avx2);
+  for (std::int64_t r = 0; r < rows; ++r) row(x + r * stride, n, w, b, eps);
 }
 
 }  // namespace moxlab

@@ -1,21 +1,21 @@
 #include "kernels/fused/packed_matmul.h"
 
 #include <algorithm>
-#include <atomic>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-#include "kernels/fused/huge_pages.h"
-#include "kernels/fused/vec8.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/huge_pages.h"
+#include "kernels/fused/float_vectors.h"
+#include "kernels/runtime/cpu_features.h"
+#include "kernels/runtime/row_parallel.h"
 
 namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
 constexpr int kPanel = 16;              // output columns per panel: two 8-float (one 16-float) registers
 constexpr int kMaxTileRows = 8;         // rows per register tile: 6 with AVX2 (12 accumulators), 8 with AVX-512 (up to 24)
@@ -28,8 +28,6 @@ std::int64_t row_chunk(std::int64_t k) {
   constexpr std::int64_t kChunkFloats = 384 * 1024 / 4;
   return std::clamp<std::int64_t>(kChunkFloats / std::max<std::int64_t>(1, k), 96, kMaxRowChunk) / 8 * 8;
 }
-
-std::atomic<PackedIsa> g_forced{PackedIsa::best};
 
 // Where one tile's results go and what happens to them on the way.
 struct Epilogue {
@@ -99,7 +97,7 @@ void tile_portable(const Tile& t, const float* panel, const KRange* ranges, std:
 // multiply-added into its two accumulators (12 FMAs per 8 loads; all accumulators stay in registers,
 // hence the unrolled row loops).
 template <int MR>
-__attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t, const float* panel, const KRange* ranges, std::size_t n_ranges,
+MOXLAB_TARGET_AVX2 void tile_avx2(const Tile& t, const float* panel, const KRange* ranges, std::size_t n_ranges,
                                                    const Epilogue* e) {
   __m256 lo[MR], hi[MR];
 #pragma GCC unroll 8
@@ -127,7 +125,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t, const float* p
 // row's x broadcast into NP multiply-adds (8 rows x 3 panels: 24 FMAs per 11 loads, 28 of 32 registers). A CPU whose 512-bit
 // multiply-adds run at full width (AMD Zen 5, Intel server cores) does twice the AVX2 work per cycle.
 template <int MR, int NP>
-__attribute__((target("avx512f,avx512vl,fma"))) void tile_avx512(const Tile& t, const float* panel, const KRange* ranges,
+MOXLAB_TARGET_AVX512 void tile_avx512(const Tile& t, const float* panel, const KRange* ranges,
                                                                          std::size_t n_ranges, const Epilogue* e) {
   __m512 acc[MR][NP];
 #pragma GCC unroll 8
@@ -183,12 +181,6 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_avx512(const Tile& t, 
   }
 }
 
-bool cpu_has(PackedIsa isa) {
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (isa == PackedIsa::avx2) return avx2;
-  return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-}
 constexpr TileFn kAvx2Tiles[kMaxTileRows + 1] = {nullptr,      tile_avx2<1>, tile_avx2<2>, tile_avx2<3>,
                                                  tile_avx2<4>, tile_avx2<5>, tile_avx2<6>};
 constexpr TileFn kAvx512Tiles[3][kMaxTileRows + 1] = {
@@ -199,7 +191,6 @@ constexpr TileFn kAvx512Tiles[3][kMaxTileRows + 1] = {
     {nullptr, tile_avx512<1, 3>, tile_avx512<2, 3>, tile_avx512<3, 3>, tile_avx512<4, 3>, tile_avx512<5, 3>, tile_avx512<6, 3>,
      tile_avx512<7, 3>, tile_avx512<8, 3>}};
 #else
-bool cpu_has(PackedIsa) { return false; }
 constexpr TileFn kAvx2Tiles[kMaxTileRows + 1] = {};
 constexpr TileFn kAvx512Tiles[3][kMaxTileRows + 1] = {};
 #endif
@@ -265,24 +256,6 @@ PackedWeight packed_block(const torch::Tensor& packed_blocks, std::int64_t i, st
   return {packed_blocks, packed_blocks.data_ptr<float>() + i * packed_blocks.size(1) * k * kPanel, k, b, false};
 }
 
-void force_packed_isa(PackedIsa isa) { g_forced = isa; }
-
-PackedIsa packed_isa() {
-  static const PackedIsa best = cpu_has(PackedIsa::avx512) ? PackedIsa::avx512 : cpu_has(PackedIsa::avx2) ? PackedIsa::avx2 : PackedIsa::portable;
-  const PackedIsa forced = g_forced;
-  if (forced == PackedIsa::best) return best;
-  return forced == PackedIsa::portable || cpu_has(forced) ? forced : best;
-}
-
-const char* packed_isa_name(PackedIsa isa) {
-  switch (isa) {
-    case PackedIsa::avx512: return "AVX-512";
-    case PackedIsa::avx2: return "AVX2 + FMA";
-    case PackedIsa::portable: return "portable loop";
-    default: return "best";
-  }
-}
-
 void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const RowMap& out, const ProductOptions& opt) {
   TORCH_CHECK(!w.swiglu || (opt.bias == nullptr && !opt.accumulate), "packed_matmul: SwiGLU takes no bias or accumulation");
   // The caller's input ranges, or all of K (no copy: this runs per product, many times per layer).
@@ -293,8 +266,8 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
     TORCH_CHECK(r.begin >= 0 && r.count >= 0 && r.begin + r.count <= w.k, "packed_matmul: input range outside K = ", w.k);
   TORCH_CHECK(!opt.row_blocks || (opt.ranges.empty() && opt.block_width > 0 && w.k % opt.block_width == 0 && w.k / opt.block_width <= 64),
               "packed_matmul: row blocks need no ranges and at most 64 blocks dividing K");
-  const PackedIsa isa = packed_isa();
-  const int tile_rows = isa == PackedIsa::avx512 ? 8 : 6, tile_panels = isa == PackedIsa::avx512 ? 3 : 1;
+  const Isa isa = active_isa();
+  const int tile_rows = isa == Isa::avx512 ? 8 : 6, tile_panels = isa == Isa::avx512 ? 3 : 1;
   const int per_panel = w.swiglu ? 8 : kPanel;  // output columns per panel
   const std::int64_t panel_floats = w.k * kPanel;
   const float* x_rows[kMaxRowChunk];
@@ -324,7 +297,7 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
     }
     for (std::int64_t p = 0; p < w.panel_count();) {
       const int panels = static_cast<int>(std::min<std::int64_t>(tile_panels, w.panel_count() - p));
-      const TileFn* tiles = isa == PackedIsa::avx512 ? kAvx512Tiles[panels - 1] : isa == PackedIsa::avx2 ? kAvx2Tiles : kPortableTiles;
+      const TileFn* tiles = isa == Isa::avx512 ? kAvx512Tiles[panels - 1] : isa == Isa::avx2 ? kAvx2Tiles : kPortableTiles;
       Epilogue e[3];
       float bias[3][kPanel] = {};
       for (int j = 0; j < panels; ++j) {
@@ -356,7 +329,7 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       t.out_step = per_panel;
       for (std::int64_t r0 = m0; r0 < m1; r0 += tile_rows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(tile_rows, m1 - r0));
-        if (isa == PackedIsa::avx512) {
+        if (isa == Isa::avx512) {
           const std::int64_t end = std::min(next_bytes, fetched + slice);
           t.prefetch = next + fetched;
           t.prefetch_lines = (end - fetched) / 64;

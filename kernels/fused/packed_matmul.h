@@ -86,11 +86,4 @@ torch::Tensor packed_linear(const torch::Tensor& x, const PackedWeight& w, const
 // Whether a tensor can feed the packed products: float32 on the CPU, with autograd off.
 bool packed_applies(const torch::Tensor& x);
 
-// The kernel that runs: the best the CPU has (AVX-512 F/VL, else AVX2 + FMA, else a portable loop), or
-// one forced for tests and comparisons (an ISA the CPU lacks falls back to the best).
-enum class PackedIsa { best, avx512, avx2, portable };
-void force_packed_isa(PackedIsa isa);
-PackedIsa packed_isa();
-const char* packed_isa_name(PackedIsa isa);
-
 }  // namespace moxlab

@@ -4,15 +4,15 @@
 
 #include <cmath>
 
+#include "kernels/runtime/cpu_features.h"
+
 namespace moxlab {
 
 namespace {
 
-// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time; 8 partial sums so the
-// reduction vectorises. With `a`, the row normalised is x + a, written to `sum` first (a residual add
-// fused into the norm that follows it: one pass over the rows instead of two).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void rms_norm_row(const float* __restrict x, const float* __restrict a, float* __restrict sum, const float* __restrict w,
+// 8 partial sums so the reduction vectorises. With `a`, the row normalised is x + a, written to `sum`
+// first (a residual add fused into the norm that follows it: one pass over the rows instead of two).
+MOXLAB_INLINE void rms_norm_row(const float* __restrict x, const float* __restrict a, float* __restrict sum, const float* __restrict w,
                   float* __restrict y, std::int64_t d, float eps) {
   constexpr int kLanes = 8;
   float part[kLanes] = {};
@@ -41,12 +41,22 @@ void rms_norm_row(const float* __restrict x, const float* __restrict a, float* _
   for (std::int64_t i = 0; i < d; ++i) y[i] = normed[i] * r * w[i];
 }
 
+using RowFn = void (*)(const float*, const float*, float*, const float*, float*, std::int64_t, float);
+void rms_norm_row_portable(const float* x, const float* a, float* sum, const float* w, float* y, std::int64_t d, float eps) {
+  rms_norm_row(x, a, sum, w, y, d, eps);
+}
+MOXLAB_TARGET_AVX2 void rms_norm_row_avx2(const float* x, const float* a, float* sum, const float* w, float* y, std::int64_t d,
+                                          float eps) {
+  rms_norm_row(x, a, sum, w, y, d, eps);
+}
+
 // Rows through rms_norm_row on LibTorch's threads (contiguous halves for two threads: the rows the
 // row-parallel products around it handle on the same thread).
 void rms_norm_rows(const float* x, const float* a, float* sum, const float* w, float* y, std::int64_t rows, std::int64_t d, float eps) {
+  const RowFn row = isa_variant<RowFn>(rms_norm_row_portable, rms_norm_row_avx2, rms_norm_row_avx2);
   at::parallel_for(0, rows, 64, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r)
-      rms_norm_row(x + r * d, a ? a + r * d : nullptr, sum ? sum + r * d : nullptr, w, y + r * d, d, eps);
+      row(x + r * d, a ? a + r * d : nullptr, sum ? sum + r * d : nullptr, w, y + r * d, d, eps);
   });
 }
 

@@ -1,6 +1,6 @@
 #include "kernels/fused/swiglu.h"
 
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
 
 #include <ATen/Parallel.h>
 
@@ -8,11 +8,9 @@ namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
-// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time.
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void swiglu_row(float* g, const float* u, std::int64_t n) {
+MOXLAB_INLINE void swiglu_row(float* g, const float* u, std::int64_t n) {
   std::int64_t j = 0;
   for (; j + 8 <= n; j += 8) store8(g + j, silu_times(load8(g + j), load8(u + j)));
   if (j < n) {  // the tail through padded copies
@@ -22,6 +20,10 @@ void swiglu_row(float* g, const float* u, std::int64_t n) {
     for (std::int64_t l = j; l < n; ++l) g[l] = y[l - j];
   }
 }
+
+using RowFn = void (*)(float*, const float*, std::int64_t);
+void swiglu_row_portable(float* g, const float* u, std::int64_t n) { swiglu_row(g, u, n); }
+MOXLAB_TARGET_AVX2 void swiglu_row_avx2(float* g, const float* u, std::int64_t n) { swiglu_row(g, u, n); }
 
 // Rows of one stride: contiguous, or [rows, n] with contiguous rows (a column slice of a wider product).
 bool rows_of_one_stride(const torch::Tensor& t) {
@@ -42,8 +44,9 @@ torch::Tensor swiglu_inference(torch::Tensor gate, const torch::Tensor& up) {
   const std::int64_t gs = gate.is_contiguous() ? n : gate.stride(0), us = up.is_contiguous() ? n : up.stride(0);
   float* gp = gate.data_ptr<float>();
   const float* up_p = up.data_ptr<float>();
+  const RowFn row = isa_variant<RowFn>(swiglu_row_portable, swiglu_row_avx2, swiglu_row_avx2);
   at::parallel_for(0, rows, 16, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) swiglu_row(gp + r * gs, up_p + r * us, n);
+    for (std::int64_t r = begin; r < end; ++r) row(gp + r * gs, up_p + r * us, n);
   });
   return gate;
 }

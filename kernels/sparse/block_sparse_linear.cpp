@@ -10,7 +10,7 @@
 
 #include "kernels/fused/packed_matmul.h"
 #include "kernels/sparse/monarch_mix.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/row_parallel.h"
 
 namespace moxlab {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
+#include "kernels/runtime/cpu_features.h"
 
 namespace moxlab {
 
@@ -16,11 +16,11 @@ torch::Tensor monarch_mix_weights(const torch::Tensor& b2) {
 
 namespace {
 
-using vec8::f8;
-using vec8::f16;
-using vec8::kLanes;
-using vec8::loadv;
-using vec8::storev;
+using simd::f8;
+using simd::f16;
+using simd::kLanes;
+using simd::loadv;
+using simd::storev;
 
 // Output groups k0 .. k0 + K - 1 of the row, C vectors of columns from c0: K x C vector accumulators in
 // registers (K independent chains hide the multiply-add latency); each input's C vectors are loaded and
@@ -62,26 +62,22 @@ MOXLAB_INLINE void mix_row(const MixInput* inputs, std::int64_t n_inputs, const 
   for (; c0 < r; ++c0) mix_columns<float, 1>(inputs, n_inputs, bt, y, groups, r, c0);
 }
 
-// Compiled for AVX2 + FMA as well as the baseline ISA, picked at load time (GCC function multiversioning).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void mix_row_f8(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+using MixRowFn = void (*)(const MixInput*, std::int64_t, const float*, float*, std::int64_t, std::int64_t);
+void mix_row_portable(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+  mix_row<f8>(inputs, n_inputs, bt, y, groups, r);
+}
+MOXLAB_TARGET_AVX2 void mix_row_avx2(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
   mix_row<f8>(inputs, n_inputs, bt, y, groups, r);
 }
 
-#if defined(__x86_64__)
-__attribute__((target("avx512f,avx512vl,fma")))
-void mix_row_f16(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
+MOXLAB_TARGET_AVX512 void mix_row_avx512(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
   mix_row<f16>(inputs, n_inputs, bt, y, groups, r);
 }
-#endif
 
 }  // namespace
 
 void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
-#if defined(__x86_64__)
-  if (r >= 16 && packed_isa() == PackedIsa::avx512) return mix_row_f16(inputs, n_inputs, bt, y, groups, r);
-#endif
-  mix_row_f8(inputs, n_inputs, bt, y, groups, r);
+  isa_variant<MixRowFn>(mix_row_portable, mix_row_avx2, r >= 16 ? mix_row_avx512 : mix_row_avx2)(inputs, n_inputs, bt, y, groups, r);
 }
 
 torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2) {

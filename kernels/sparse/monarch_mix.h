@@ -17,7 +17,7 @@ torch::Tensor monarch_mix_weights(const torch::Tensor& b2);
 // One row whose input is zero outside the listed column groups (MoHD's inactive blocks):
 // y[k r + c] = sum over the inputs (j, x_j, s_j) of bt[k, j, c] s_j x_j[c], x_j the r values of group j
 // and s_j its scale (MoHD's gate times alpha); y has groups * r values and does not overlap the inputs.
-// Work: groups x inputs x r multiply-adds, on 16-float vectors where packed_isa() is AVX-512.
+// Work: groups x inputs x r multiply-adds, on 16-float vectors where active_isa() is AVX-512.
 struct MixInput {
   std::int64_t group;
   const float* x;

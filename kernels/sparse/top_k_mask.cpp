@@ -7,13 +7,13 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/fused/vec8.h"
+#include "kernels/fused/float_vectors.h"
 
 namespace moxlab {
 
 namespace {
 
-using namespace vec8;
+using namespace simd;
 
 // Rows up to this wide take the counting pass first: eight vectors of values and eight of ranks in registers.
 constexpr std::int64_t kCountingWidth = 64;
@@ -54,8 +54,7 @@ MOXLAB_INLINE bool count_ranks(const float* x, std::int64_t n, std::int64_t k, f
   return count == k;
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-bool top_k_by_counting(const float* x, std::int64_t n, std::int64_t k, float* mask) {
+MOXLAB_INLINE bool top_k_by_counting(const float* x, std::int64_t n, std::int64_t k, float* mask) {
   switch ((n + 7) / 8) {
     case 1: return count_ranks<1>(x, n, k, mask);
     case 2: return count_ranks<2>(x, n, k, mask);
@@ -68,15 +67,22 @@ bool top_k_by_counting(const float* x, std::int64_t n, std::int64_t k, float* ma
   }
 }
 
+using CountingFn = bool (*)(const float*, std::int64_t, std::int64_t, float*);
+bool top_k_by_counting_portable(const float* x, std::int64_t n, std::int64_t k, float* mask) { return top_k_by_counting(x, n, k, mask); }
+MOXLAB_TARGET_AVX2 bool top_k_by_counting_avx2(const float* x, std::int64_t n, std::int64_t k, float* mask) {
+  return top_k_by_counting(x, n, k, mask);
+}
+
 }  // namespace
 
 void top_k_mask_rows(const float* scores, std::int64_t rows, std::int64_t n, std::int64_t k, float* mask, std::int64_t mask_stride) {
   TORCH_CHECK(k >= 0 && k <= n, "top-k mask: k outside 0 .. " + std::to_string(n));
   std::vector<std::int32_t> idx;
+  const CountingFn by_counting = isa_variant<CountingFn>(top_k_by_counting_portable, top_k_by_counting_avx2, top_k_by_counting_avx2);
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* x = scores + r * n;
     float* m = mask + r * mask_stride;
-    if (n <= kCountingWidth && top_k_by_counting(x, n, k, m)) continue;
+    if (n <= kCountingWidth && by_counting(x, n, k, m)) continue;
     std::fill(m, m + n, 0.0f);
     idx.resize(static_cast<std::size_t>(n));
     std::iota(idx.begin(), idx.end(), 0);

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "core/common/error.h"
-#include "core/data/bpe_trainer.h"
-#include "core/data/pretokenizer.h"
+#include "core/data/tokenizers/bpe_trainer.h"
+#include "core/data/tokenizers/pretokenizer.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::BpeTrainer;

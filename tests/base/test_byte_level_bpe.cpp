@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "core/data/bpe_trainer.h"
-#include "core/data/byte_level_bpe.h"
+#include "core/data/tokenizers/bpe_trainer.h"
+#include "core/data/tokenizers/byte_level_bpe.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::ByteLevelBpe;

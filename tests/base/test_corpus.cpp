@@ -12,15 +12,15 @@
 #include <set>
 
 #include "core/common/error.h"
-#include "core/data/brown_text.h"
-#include "core/data/corpus_spec.h"
-#include "core/data/corpus_split.h"
-#include "core/data/document.h"
-#include "core/data/gzip_reader.h"
-#include "core/data/package_corpus.h"
-#include "core/data/package_sources.h"
+#include "core/data/corpora/brown_text.h"
+#include "core/data/corpora/corpus_spec.h"
+#include "core/data/corpora/corpus_split.h"
+#include "core/data/corpora/document.h"
+#include "core/data/corpora/gzip_reader.h"
+#include "core/data/corpora/package_corpus.h"
+#include "core/data/corpora/package_sources.h"
 #include "core/data/splitmix64.h"
-#include "core/data/user_corpus.h"
+#include "core/data/corpora/user_corpus.h"
 #include "tests/scratch_dir.h"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "core/data/gpt2_bpe.h"
+#include "core/data/tokenizers/gpt2_bpe.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::Gpt2Bpe;

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/common/error.h"
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "tests/scratch_dir.h"
 
 using namespace moxlab;

@@ -5,9 +5,9 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
-#include "core/data/bpe_trainer.h"
-#include "core/data/byte_level_bpe.h"
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/bpe_trainer.h"
+#include "core/data/tokenizers/byte_level_bpe.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::load_tokenizer;

@@ -1,7 +1,7 @@
 // GPT-2 pre-tokenizer: exact chunking of hand-checked strings and lossless splitting of any bytes.
 #include <catch2/catch.hpp>
 
-#include "core/data/pretokenizer.h"
+#include "core/data/tokenizers/pretokenizer.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::gpt2_pretokenizer;

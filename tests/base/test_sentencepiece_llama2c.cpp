@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "core/common/error.h"
-#include "core/data/llama2c_tokenizer.h"
-#include "core/data/sentencepiece_tokenizer.h"
+#include "core/data/tokenizers/llama2c_tokenizer.h"
+#include "core/data/tokenizers/sentencepiece_tokenizer.h"
 #include "tokenizer_test_support.h"
 
 using moxlab::Llama2cTokenizer;

@@ -9,11 +9,11 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
-#include "core/data/corpus_split.h"
-#include "core/data/shard_cache.h"
-#include "core/data/shard_writer.h"
-#include "core/data/token_shards.h"
-#include "core/data/tokenizer.h"
+#include "core/data/corpora/corpus_split.h"
+#include "core/data/shards/shard_cache.h"
+#include "core/data/shards/shard_writer.h"
+#include "core/data/shards/token_shards.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "tests/scratch_dir.h"
 
 namespace fs = std::filesystem;

@@ -1,8 +1,8 @@
 // `moxlab bench infer` end to end on a micro shape: every variant is timed and reported with its speedup
 // and FLOP-ideal, an op profile and paired speedups on request, and bad requests are one-line errors.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
-#include "kernels/op_profile.h"
+#include "experiments/bench/op_profile.h"
 #include "tests/core/cli_support.h"
 
 using namespace moxlab::testing;

@@ -1,14 +1,14 @@
 // End-to-end tests through the moxlab binary: training a micro model on real package text (loss
 // falls), resume after a stop, evaluation and capture results in the store/HDF5, the stories260K
 // generation check against llama2.c's reference output, and bad input giving one-line errors.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "core/common/paths.h"
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/store/run_store.h"
 #include "core/store/tensor_log_reader.h"
 #include "tests/core/cli_support.h"

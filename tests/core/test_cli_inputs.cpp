@@ -1,7 +1,7 @@
 // Values on the moxlab command line are checked where they are parsed: a config path that is not a
 // regular file, numbers that are not numbers, not finite or out of range, and run ids that cannot be
 // ids each fail with one line naming the flag, before any work starts (so none needs a real checkpoint).
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <sys/stat.h>
 

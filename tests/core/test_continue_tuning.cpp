@@ -3,13 +3,13 @@
 // the query-norm router and every head active reproduces the dense model's validation loss exactly at
 // step 0 (binary gates of 1), with 75% of heads it starts worse; the step-0 validation and the dense
 // start are stored as results; image runs train through the CLI and evaluate on the test split.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/common/error.h"
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/checkpoint_ref.h"
 #include "tests/core/cli_support.h"

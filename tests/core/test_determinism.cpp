@@ -3,7 +3,7 @@
 // a lost run, and why seed-to-seed spread (not run-to-run noise) is what tables' standard errors measure.
 // Checked with two LibTorch threads (intra-op parallel reductions) and for MoHD, whose top-k routing
 // would turn any numerical difference into a different set of active sub-dimensions.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/store/run_store.h"
 #include "tests/core/cli_support.h"

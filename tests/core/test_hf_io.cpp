@@ -1,7 +1,7 @@
 // HF-style checkpoint I/O: the safetensors reader/writer, export → import round trips (LLaMA tied and
 // untied, Qwen2 with Q/K/V biases) giving bitwise-equal logits, an independent Python forward pass in
 // the HF convention (rotate-half RoPE) agreeing with moxlab's logits, and the CLI export/import path.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cstdio>
 #include <filesystem>

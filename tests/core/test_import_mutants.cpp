@@ -3,7 +3,7 @@
 // integers, truncations, inserted, deleted and duplicated chunks of real files (tests/mutation/mutants.h)
 // must end accepted or in a clean moxlab::Error, never in a crash, a hang or an unclear error. The
 // seeds are fixed, so a failure reproduces anywhere; the tally is printed so its counts show in the log.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <filesystem>
 #include <fstream>

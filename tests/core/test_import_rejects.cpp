@@ -3,7 +3,7 @@
 // safetensors files with inserted or duplicated bytes (which shift every later tensor), and NaN/Inf
 // weights (named in the error). Every import runs in a forked child with a time limit and an
 // address-space cap (tests/core/isolated_import.h), so the old behaviour fails the test rather than the machine.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <chrono>
 #include <filesystem>

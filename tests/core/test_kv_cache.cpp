@@ -2,12 +2,12 @@
 // logits of running it whole, for every attention kind (dense, MoHD in both kernel forms, MoH, ToMoE's
 // gated model and its converted MoE), and generate() with the cache equals recomputing every prefix,
 // across the end of the context window too.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/model/generate.h"
 #include "core/model/kv_cache.h"
 #include "core/model/transformer.h"
-#include "kernels/tomoe_bench_model.h"
+#include "experiments/bench/tomoe_bench_model.h"
 #include "tests/core/mohd_support.h"
 
 using namespace moxlab;

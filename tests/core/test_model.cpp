@@ -1,6 +1,6 @@
 // Model formulas against hand-computed values: RMSNorm, RoPE, grouped-query attention, SwiGLU,
 // parameter accounting, the LM loss and generation.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cmath>
 

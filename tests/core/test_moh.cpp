@@ -3,7 +3,7 @@
 // its straight-through gradient (Eq. 9-10, checked against finite differences of the real-valued
 // score), the head load-balance loss (Eq. 7), and the MoH attention (Eq. 4): equal to dense attention
 // when every head is active, loading a dense checkpoint as is, training with the loss reported.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <unistd.h>
 

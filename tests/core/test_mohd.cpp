@@ -3,7 +3,7 @@
 // the same blocks, the MoHD FFN against an explicit per-token slicing of the weight matrices, parameter
 // accounting, and gradients reaching router and fusion in a model that trains.
 #include "kernels/sparse/sub_dim_topk.h"
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/model/mohd/balance_loss.h"
 #include "core/model/mohd/mohd_components.h"

@@ -1,7 +1,7 @@
 // The static pruning baselines (core/prune): the 2:4 mask, structure scores and their selection by hand,
 // width pruning zeroing exactly the pruned structures at the target ratio, ShortGPT's choice of blocks
 // and a removed block being the identity (block influence 0).
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/common/error.h"
 #include "core/prune/calibration_stats.h"

@@ -1,6 +1,6 @@
 // End to end: a micro MoHD model trains, `moxlab route` captures its router taps per domain and stores
 // the Fig. 11 statistics, the routing table spec renders them, and bad input is a one-line error.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <filesystem>
 #include <fstream>

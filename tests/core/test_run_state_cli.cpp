@@ -2,7 +2,7 @@
 // shows as killed, its resume removes the checkpoint temporary a killed save left (not a live
 // writer's), a training waits out another process's lock on the store, and a store in a read-only
 // directory is readable by `runs` and `table`.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

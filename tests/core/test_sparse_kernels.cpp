@@ -2,14 +2,14 @@
 // maps, the Monarch fold, head-gathered attention, and whole MoHD / MoH models whose sparse forward (and,
 // with Kernels::sparse, training gradients) equal the reference forward on random and real inputs
 // (stories260K's weights on Shakespeare text).
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/io/llama2c_import.h"
 #include "core/model/kv_cache.h"
 #include "core/model/mohd/monarch.h"
@@ -20,7 +20,6 @@
 #include "kernels/sparse/block_sparse_linear.h"
 #include "kernels/sparse/head_gathered_attention.h"
 #include "kernels/sparse/monarch_mix.h"
-#include "kernels/sparse/top_k_mask.h"
 #include "tests/core/mohd_support.h"
 
 using namespace moxlab;
@@ -92,75 +91,6 @@ std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tens
 }
 
 }  // namespace
-
-TEST_CASE("Monarch column mix on 16- and 8-float vectors and the column tail equals the batched form (Eq. 9)", "[kernels][mohd]") {
-  torch::manual_seed(11);
-  for (const PackedIsa isa : {PackedIsa::avx512, PackedIsa::avx2, PackedIsa::portable}) {
-    force_packed_isa(isa);  // one the CPU lacks runs the best it has
-    INFO(packed_isa_name(isa));
-    // r = 48: three 16-float vectors; 40: 16 + 16 + 8 (or five 8s); 21: vectors and 5 single columns; 4: columns only.
-    for (const auto [groups, r] : std::vector<std::pair<int, int>>{{8, 48}, {5, 40}, {3, 21}, {6, 4}}) {
-      INFO("groups " << groups << ", r " << r);
-      const auto b2 = torch::randn({r, groups, groups}), x = torch::randn({7, groups * r});
-      // y[n, k, c] = sum_j b2[c, k, j] x[n, j, c]
-      const auto reference = torch::einsum("ckj,njc->nkc", {b2, x.view({7, groups, r})}).reshape({7, groups * r});
-      CHECK(close(monarch_column_mix(x, b2), reference));
-      // One row from two of its groups, scaled (MoHD's active blocks with their gates): groups 1 and the last.
-      const auto bt = monarch_mix_weights(b2);
-      const std::vector<MixInput> in = {{1, x[0].data_ptr<float>() + r, 0.5f}, {groups - 1, x[0].data_ptr<float>() + (groups - 1) * r, -2.0f}};
-      auto y = torch::empty({groups * r});
-      monarch_mix_row(in.data(), 2, bt.data_ptr<float>(), y.data_ptr<float>(), groups, r);
-      auto masked = torch::zeros({1, groups, r});
-      masked[0][1] = 0.5f * x[0].view({groups, r})[1];
-      masked[0][groups - 1] = -2.0f * x[0].view({groups, r})[groups - 1];
-      CHECK(close(y, torch::einsum("ckj,njc->nkc", {b2, masked}).reshape({groups * r})));
-    }
-  }
-  force_packed_isa(PackedIsa::best);
-}
-
-TEST_CASE("Block-sparse input and output maps read and write only active blocks (hand-computed)", "[kernels]") {
-  // d = 4 in N = 2 blocks of 2; token 0 uses block 0, token 1 block 1; nothing shared.
-  const auto x = torch::tensor({{1.0f, 2.0f, 3.0f, 4.0f}, {5.0f, 6.0f, 7.0f, 8.0f}});
-  const auto active = torch::tensor({{true, false}, {false, true}});
-  const auto s = BlockSelection::from_mask(active, 0);
-  // x_s W^T with W = (1, 1, 1, 1): token 0 reads dims 0-1 (1 + 2), token 1 dims 2-3 (7 + 8).
-  CHECK(block_sparse_input_linear(x, torch::ones({1, 4}), s).equal(torch::tensor({{3.0f}, {15.0f}})));
-  CHECK(block_sparse_input_linear(x, torch::ones({1, 4}), s, torch::tensor({0.5f})).equal(torch::tensor({{3.5f}, {15.5f}})));
-  // Output map W = (1, 2, 3, 4)^T on h = (1), (2), block weights (0.5, 9) and (9, 2): token 0 writes
-  // 0.5 * (1, 2) into block 0, token 1 writes 2 * 2 * (3, 4) into block 1; the weight of an unused block is ignored.
-  const auto y = block_sparse_output_linear(torch::tensor({{1.0f}, {2.0f}}), torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}}), s,
-                                            torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}}));
-  CHECK(y.equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 12.0f, 16.0f}})));
-  // The one-pass inference form (grouped: the sets {0} and {1}, rows in token order here) gives the same,
-  // and with Monarch's second factor b2[c] = ((1, 1), (0, 2)) for both columns c (groups of 2):
-  // y[0, c] = x[0, c] + x[1, c], y[1, c] = 2 x[1, c] -> token 0 (0.5, 1, 0, 0), token 1 (12, 16, 24, 32).
-  REQUIRE(s.grouped);
-  torch::NoGradGuard ng;
-  const auto h = torch::tensor({{1.0f}, {2.0f}}), w = torch::tensor({{1.0f}, {2.0f}, {3.0f}, {4.0f}});
-  const auto scale = torch::tensor({{0.5f, 9.0f}, {9.0f, 2.0f}});
-  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale).equal(y));
-  const auto b2 = torch::tensor({{1.0f, 1.0f}, {0.0f, 2.0f}}).expand({2, 2, 2}).contiguous();
-  CHECK(block_sparse_output_to_tokens(h, pack_weight_blocks(w, 2), 4, s, scale, monarch_mix_weights(b2)).equal(torch::tensor({{0.5f, 1.0f, 0.0f, 0.0f}, {12.0f, 16.0f, 24.0f, 32.0f}})));
-  // A shared block must be active for every token.
-  CHECK_THROWS(BlockSelection::from_mask(active, 1));
-}
-
-TEST_CASE("A grouped selection whose rows are its tokens in order passes tensors through to_rows and from_rows", "[kernels]") {
-  const auto x = torch::arange(12, torch::kFloat).view({3, 4});
-  // One token (a decode step), and tokens whose sets of blocks are already in sorted order: identity.
-  const auto one = BlockSelection::from_mask(torch::tensor({true, false, true}).view({1, 3}), 1, "grouped");
-  CHECK(one.identity);
-  CHECK(one.to_rows(x.narrow(0, 0, 1)).data_ptr() == x.data_ptr());
-  const auto sorted = BlockSelection::from_mask(torch::tensor({true, true, false, true, true, false, true, false, true}).view({3, 3}), 1, "grouped");
-  CHECK(sorted.identity);  // keys 1, 1, 2 (bit i: routed block i)
-  CHECK(sorted.from_rows(x).data_ptr() == x.data_ptr());
-  // Out of order: rows are a permutation, and from_rows undoes to_rows.
-  const auto mixed = BlockSelection::from_mask(torch::tensor({true, false, true, true, true, false, true, true, false}).view({3, 3}), 1, "grouped");
-  CHECK_FALSE(mixed.identity);
-  CHECK(torch::equal(mixed.to_rows(x), x.index_select(0, torch::tensor({1, 2, 0}))));
-  CHECK(torch::equal(mixed.from_rows(mixed.to_rows(x)), x));
-}
 
 TEST_CASE("Block-sparse maps equal the masked dense matrices on random selections", "[kernels]") {
   torch::manual_seed(3);
@@ -526,29 +456,3 @@ TEST_CASE("Sparse MoH on stories260K's weights and real text equals the referenc
   CHECK(close(logits_with(mohd_model, tokens, Kernels::sparse), logits_with(mohd_model, tokens, Kernels::reference)));
 }
 
-TEST_CASE("top_k_mask marks each row's k largest scores, ties to the lower index", "[kernels]") {
-  // By hand: row 0's top 2 of (0.1, 3, -1, 2) are positions 1 and 3; row 1's three equal 5s keep the first two.
-  const auto hand = top_k_mask(torch::tensor({{0.1f, 3.0f, -1.0f, 2.0f}, {5.0f, 1.0f, 5.0f, 5.0f}}), 2);
-  CHECK(torch::equal(hand, torch::tensor({{0.0f, 1.0f, 0.0f, 1.0f}, {1.0f, 0.0f, 1.0f, 0.0f}})));
-  // Random scores (no ties) against topk + scatter, k from none to all, a 3-d layout.
-  torch::manual_seed(8);
-  const auto s = torch::randn({3, 70, 48});
-  for (int k : {0, 1, 24, 47, 48}) {
-    INFO("k " << k);
-    const auto ref = torch::zeros_like(s).scatter(-1, std::get<1>(s.topk(k, -1)), 1.0);
-    CHECK(torch::equal(top_k_mask(s, k), ref));
-  }
-  CHECK_THROWS(top_k_mask(s, 49));
-  // Many ties (scores rounded to integers), widths with a tail past 8 and past the counting pass's 64,
-  // and -inf scores: against a stable descending sort, which puts equal scores in index order.
-  for (int n : {5, 37, 64, 300}) {
-    auto tied = (torch::randn({40, n}) * 2).round();
-    tied[0][0] = -std::numeric_limits<float>::infinity();
-    for (int k : {1, n / 2, n - 1}) {
-      INFO("n " << n << " k " << k);
-      const auto order = std::get<1>(tied.sort(true, -1, true));
-      const auto ref = torch::zeros_like(tied).scatter(-1, order.narrow(-1, 0, k), 1.0);
-      CHECK(torch::equal(top_k_mask(tied, k), ref));
-    }
-  }
-}

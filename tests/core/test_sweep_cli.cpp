@@ -3,7 +3,7 @@
 // plain re-run: finished members are never repeated, interrupted ones resume their own runs, and the
 // metric curves hold each step once. Failed members are recorded with their error and not retried
 // unless asked.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
 // and their gradients (hand-derived and by central finite differences of the soft relaxation), the
 // log-ratio distance f, the union of masks (Eq. 6, 16) and its regulariser (Eq. 7), and Switch load
 // balancing (Eq. 9).
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // commutes with moxlab's (interleaved) RoPE and a masked q.k equals the dot product over the kept pairs;
 // it does not depend on the tokens; the per-token v/o mask does; everything is kept at initialisation;
 // inference switches to top-K with K the average kept count.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/common/error.h"
 #include "core/model/rope.h"

@@ -1,7 +1,7 @@
 // ToMoE hypernetwork (Eq. 1, App. A.1): shapes, fixed untrained inputs, reproducibility from the seed,
 // and that the bidirectional GRU runs over layers (the forward half of layer 0 sees only layer 0's
 // input, the backward half sees every layer's).
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/common/error.h"
 #include "core/model/tomoe/expert_hypernetwork.h"

@@ -2,7 +2,7 @@
 // and zero with none; each token's output equals its expert exported as a real, smaller SwiGLU (the
 // pseudo-MoE / MoE equivalence); at initialisation every channel is kept (offset b = 3); evaluation
 // routes by argmax; the straight-through gates pass gradients to the router and the mask projection.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include "core/common/error.h"
 #include "core/model/tomoe/mlp_experts.h"

@@ -4,7 +4,7 @@
 // Eq. 10); the regularisers computed from a pass's trace match a hand computation; the distillation KL
 // matches its definition; gradients reach the hypernetwork, masks and routers and nothing else when the
 // dense weights are frozen; end to end, routing-only distillation leaves every dense weight untouched.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/io/llama2c_import.h"
 #include "core/model/kv_cache.h"
 #include "core/model/tomoe/tomoe_conversion.h"
@@ -21,6 +21,7 @@
 #include "core/model/tomoe/tomoe_moe.h"
 #include "core/io/safetensors.h"
 #include "core/model/tomoe/tomoe_trace.h"
+#include "core/model/model_kind.h"
 #include "core/model/transformer.h"
 #include "core/store/run_store.h"
 #include "core/train/checkpoint.h"

@@ -1,6 +1,6 @@
 // Trainer pieces with exact expected values: the LR schedule, the deterministic data order,
 // checkpoints (round trip, truncation), chunked perplexity and the zero-shot scorer.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cmath>
 #include <filesystem>

@@ -3,7 +3,7 @@
 // panel draws plots or rows, the PNG is not blank, two runs give different pictures, and bad input
 // (missing store, a run without observations or ToMoE conversion, a corrupt observations file, an
 // unknown panel) is a message, never a crash.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <stb_image.h>
 

@@ -3,7 +3,7 @@
 // with variable-length strings, and the reliability audit's one-byte global-heap corruption that made
 // the viewer die with SIGSEGV. Every screenshot exits 0 with its JSON line: plots, or the error shown
 // in the panel.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -2,11 +2,11 @@
 // attention (a later patch changes the first token's output; the decoder stays causal), parameter
 // accounting, a MoH-ViT's router capture per class, a short real training run on Fashion-MNIST, and the
 // classification metric against an independent computation.
-#include "tests/core/torch_catch.h"
+#include "tests/torch_catch.h"
 
 #include <filesystem>
 
-#include "core/data/idx_images.h"
+#include "core/data/corpora/idx_images.h"
 #include "core/eval/classification.h"
 #include "core/model/transformer.h"
 #include "core/model/vision_transformer.h"

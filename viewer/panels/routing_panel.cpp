@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/model/model_kind.h"
 #include "viewer/app/panel.h"
 #include "viewer/app/viewer_context.h"
 #include "viewer/plot/plot.h"
@@ -44,13 +45,19 @@ class RoutingPanel : public Panel {
     ImGui::Checkbox("heat map", &heatmap_);
 
     const float h = std::max(220.0f, (ImGui::GetContentRegionAvail().y - 10) / 2 - 30);
-    // MoH routes heads (attention only); ToMoE routes tokens to MLP experts; MoHD routes hidden sub-dimensions.
+    // What each part's router picks (model_kind.h): MoH heads, ToMoE MLP experts, MoHD hidden sub-dimensions.
     const RunRow* run = ctx.catalog.find(ctx.focus);
-    const bool heads = run && run->config.value("model.attention", "") == "moh";
-    const bool experts = run && run->config.value("model.ffn", "") == "tomoe";
+    const auto routes = [&](const char* key, bool attention) -> std::string {
+      const std::string kind = run ? run->config.value(key, "dense") : "dense";
+      for (const auto& k : model_kinds())
+        if (k.name == kind) return attention ? k.attention_routes : k.ffn_routes;
+      return {};
+    };
+    const std::string attn_routes = routes("model.attention", true), ffn_routes = routes("model.ffn", false);
     for (const auto& r : f->routers) {
       if (r.layer != layer_) continue;
-      const Unit unit = heads && r.part == "attn" ? Unit::head : experts && r.part == "ffn" ? Unit::expert : Unit::sub_dim;
+      const std::string& what = r.part == "attn" ? attn_routes : ffn_routes;
+      const Unit unit = what == "heads" ? Unit::head : what == "experts" ? Unit::expert : Unit::sub_dim;
       router_plot(*f, r, h, unit);
     }
   }

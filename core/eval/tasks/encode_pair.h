@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/eval/tasks/loglikelihood.h"
 
 namespace moxlab {

@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "core/data/tokenizer.h"
+#include "core/data/tokenizers/tokenizer.h"
 #include "core/eval/tasks/loglikelihood.h"
 #include "core/eval/tasks/task_files.h"
 #include "core/eval/tasks/task_registry.h"

@@ -5,7 +5,7 @@
 
 #include "core/common/error.h"
 #include "kernels/fused/packed_matmul.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/row_parallel.h"
 #include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {

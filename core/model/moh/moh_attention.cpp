@@ -1,5 +1,6 @@
 #include "core/model/moh/moh_attention.h"
 
+#include "core/model/kind_modules.h"
 #include "kernels/fused/packed_matmul.h"
 #include "kernels/sparse/head_gathered_attention.h"
 
@@ -62,6 +63,10 @@ ParamCount MohAttention::param_count() const {
   c.total = q_o + k_v + router;
   c.active = static_cast<std::int64_t>(q_o * share + 0.5) + k_v + router;
   return c;
+}
+
+KindModules moh_kind_modules() {
+  return {[](const ModelOptions& o, int layer) { return std::make_shared<MohAttention>(o, layer); }, nullptr};
 }
 
 }  // namespace moxlab

@@ -12,7 +12,7 @@
 #include "core/model/moh/moh_attention.h"
 
 #include "kernels/fused/packed_matmul.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/row_parallel.h"
 
 namespace moxlab {
 

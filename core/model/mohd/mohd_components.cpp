@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/model/kind_modules.h"
 #include "kernels/fused/attention.h"
 #include "kernels/fused/packed_matmul.h"
 
@@ -89,5 +90,10 @@ torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& c
 }
 
 ParamCount MohdFeedForward::param_count() const { return mixer->wrap(inner->param_count()); }
+
+KindModules mohd_kind_modules() {
+  return {[](const ModelOptions& o, int) { return std::make_shared<MohdAttention>(o); },
+          [](const ModelOptions& o, int) { return std::make_shared<MohdFeedForward>(o); }};
+}
 
 }  // namespace moxlab

@@ -1,6 +1,7 @@
 #include "core/model/tomoe/tomoe_modules.h"
 
 #include "core/common/error.h"
+#include "core/model/kind_modules.h"
 #include "core/model/tomoe/tomoe_trace.h"
 
 namespace moxlab {
@@ -52,6 +53,11 @@ torch::Tensor TomoeFeedForward::forward(const torch::Tensor& x, ForwardContext& 
   auto y = masked_swiglu(*this, x, g.token_masks);
   ctx.tap(taps.ffn_out, y);
   return y;
+}
+
+KindModules tomoe_kind_modules() {
+  return {[](const ModelOptions& o, int layer) { return std::make_shared<TomoeAttention>(o, layer); },
+          [](const ModelOptions& o, int layer) { return std::make_shared<TomoeFeedForward>(o, layer); }};
 }
 
 }  // namespace moxlab

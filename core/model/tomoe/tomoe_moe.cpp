@@ -13,7 +13,7 @@
 #include "core/model/transformer.h"
 #include "kernels/fused/head_dim_masked_matmul.h"
 #include "kernels/fused/layer_norm_gelu.h"
-#include "kernels/sparse/row_parts.h"
+#include "kernels/runtime/row_parallel.h"
 #include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {
