@@ -1,5 +1,5 @@
 // Which phase is this machine in? Times an empty OpenMP parallel region and a small parallel loop with two
-// threads. docs/performance.md ("This machine runs in phases") quotes it next to model timings:
+// threads. docs/decisions/2026-11-26-paired-timing.md explains the phases; run it next to model timings:
 //   g++ -O2 -fopenmp scripts/omp_region_overhead.cpp -o /tmp/omp_region_overhead && /tmp/omp_region_overhead
 // Not part of the build: a diagnostic for benchmark runs.
 #include <omp.h>

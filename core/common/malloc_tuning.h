@@ -2,9 +2,9 @@
 // glibc's defaults map each large allocation (above a threshold that adapts to the history of frees)
 // freshly from the kernel and unmap it on free, and trim the heap's top when it is free; every
 // forward then pays a page fault per 4 KiB of every new activation. On this project's VM a fault costs
-// microseconds: silu(g) * u on [4, 256, 1024] floats took 2.66 ms with the defaults and 0.29 ms with
-// freed memory kept (docs/performance.md). Fixed thresholds also make the cost the same in every process,
-// instead of depending on which sizes happened to be freed first.
+// microseconds, more than the elementwise ops that touch the memory
+// (docs/decisions/2026-11-25-keep-freed-memory.md). Fixed thresholds also make the cost the same in every
+// process, instead of depending on which sizes happened to be freed first.
 #pragma once
 
 namespace moxlab {

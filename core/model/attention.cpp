@@ -41,7 +41,8 @@ torch::Tensor attend_rows(const torch::Tensor& q, const torch::Tensor& k, const 
 
 // Causal attention runs in tiles of this many query positions: a tile's scores stay in cache, and it
 // multiplies only the keys up to its last position, so about half the T x T score and mixing work (all of
-// it masked) is skipped. 64 measured fastest of 32 / 64 / 128 at T = 128..512 (docs/performance.md).
+// it masked) is skipped. 64 measured fastest of the tile sizes tried
+// (docs/decisions/2026-11-25-training-throughput.md).
 constexpr std::int64_t kQueryTile = 64;
 
 }  // namespace
@@ -103,9 +104,8 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_qkv(const torch::Tensor& x) {
   // Training (autograd), other dtypes and devices: the three modules.
   if (!packed_applies(x)) return {wq(x), wk(x), wv(x)};
-  // One product instead of three reads x once (small preset, 1024 tokens: 2.1 vs 2.4 ms in the same
-  // process), on each thread's own rows against the weights packed once (kernels/fused/packed_matmul.h);
-  // q, k and v are column slices of it.
+  // One product instead of three reads x once, on each thread's own rows against the weights packed
+  // once (kernels/fused/packed_matmul.h); q, k and v are column slices of it.
   const std::int64_t nq = wq->weight.size(0), nkv = wk->weight.size(0);
   const auto w = stacked_.get({wq->weight, wk->weight, wv->weight}, [&] { return pack_weight(torch::cat({wq->weight, wk->weight, wv->weight})); });
   const auto b = wq->bias.defined() ? stacked_.get({wq->bias, wk->bias, wv->bias}, [&] { return torch::cat({wq->bias, wk->bias, wv->bias}); })

@@ -20,7 +20,7 @@ struct KvCache;     // core/model/kv_cache.h
 // token does not use and equal the reference to rounding (gradients included). Automatic: the sparse
 // form without probes where the module's rule says it wins, for inference and for training separately
 // (each module states its rule), reference otherwise (probe taps need the reference form's tensors;
-// docs/performance.md has the measurements behind these defaults).
+// docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md has the measurements behind these defaults).
 enum class Kernels { automatic, reference, sparse };
 // "automatic" | "reference" | "sparse" (model.kernels; the config checks the name).
 inline Kernels kernels_from_name(const std::string& name) {

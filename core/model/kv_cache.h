@@ -4,9 +4,8 @@
 // Used by generate() and `bench infer`'s decode step.
 //
 // Each entry keeps its positions at the front of buffers with room to spare, doubled when full, so a
-// step writes only its new positions: growing by concatenation copied the whole cache on every step
-// (12 tensors of 256 positions per step of the small preset, 6-12% of a dense decode step in same-process
-// A/Bs, and quadratic in the generated length; docs/performance.md).
+// step writes only its new positions: growing by concatenation would copy the whole cache on every step,
+// quadratic in the generated length (docs/decisions/2026-11-25-kv-cache.md).
 #pragma once
 #include <map>
 #include <utility>

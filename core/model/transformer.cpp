@@ -98,7 +98,8 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& 
   const auto w = output_weight();
   if (packed_applies(x)) {
     // Inference: the head packed once. OpenBLAS repacks the whole [vocab, d] matrix on every call, which
-    // cost more than the product itself for a prompt's last positions (docs/performance.md).
+    // cost more than the product itself for a prompt's last positions
+    // (docs/decisions/2026-11-26-packed-weight-products.md).
     const auto head = packed_weight(packed_head_.get({w}, [&] { return pack_weight(w); }), w.size(0));
     return packed_linear(x, head);
   }

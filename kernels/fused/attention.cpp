@@ -173,7 +173,7 @@ MOXLAB_INLINE void attend_rows_of(const QueryRow* rows, std::int64_t n_rows, con
                                   const float* const* v, std::int64_t voff, std::int64_t hd, float scale, float* s, std::int64_t lds) {
   std::int64_t i = 0;
   // With 16-float vectors, blocks of eight rows (two positions of a group of four): each K^T and V row read
-  // from L2 serves twice the rows (at 256 positions 5% faster, at 512 14%; at 128 the same).
+  // from L2 serves twice the rows, which pays off as the context grows.
   if constexpr (kLanes<F> == 16)
     for (; i + 8 <= n_rows; i += 8) attend_block<F, 8>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds);
   for (; i + 4 <= n_rows; i += 4) attend_block<F, 4>(rows + i, kt, ldk, hq, v, voff, hd, scale, s, lds);
@@ -306,10 +306,9 @@ void run_attention(const RowTables& L, bool causal, float scale) {
     // them whole (one region, nothing handed out): it packs their K^T and runs all their positions. With
     // whole batches per thread (B a multiple of the threads) a thread reads only the rows the row-parallel
     // products before it wrote on the same thread (they split the rows evenly, batch-major), and writes
-    // only the rows W_O then reads there: no row crosses between the cores. Measured when the machine is in
-    // its slow phase (cores that share data slowly): dense prefill 47.8 -> 46.8 ms, with MoHD's per-thread
-    // selection (BlockSelection parts) MoHD 50% 33.2 -> 30.8 ms, ToMoE 50% 32.2 -> 31.3 ms (same-process
-    // A/Bs); in the fast phase unchanged.
+    // only the rows W_O then reads there: no row crosses between the cores, which is what the machine's
+    // slow phase (cores that share data slowly) makes expensive
+    // (docs/decisions/2026-11-25-row-local-parallel-regions.md).
 #pragma omp parallel num_threads(threads)
     {
       std::vector<QueryRow> rows;

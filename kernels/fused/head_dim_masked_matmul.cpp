@@ -14,8 +14,8 @@ using namespace simd;
 constexpr int kPanel = 16;  // output columns per panel, as pack_weight lays them out
 constexpr int kMaxTileRows = 8;
 // Rows whose outputs every dim's pass reads and writes before the next chunk: 256 rows of d 384 are 384 KiB,
-// which stay in L2 with the weight (576 KiB at d 384); 64 rows ran 10% slower (more, shorter passes over
-// the weight and more partial tiles), 512 8% slower (the outputs out of L2).
+// which stay in L2 with the weight (576 KiB at d 384). Fewer rows mean more, shorter passes over the
+// weight and more partial tiles; more push the outputs out of L2.
 constexpr std::int64_t kRowChunk = 256;
 
 // One dim's pass over a chunk: its rows (those keeping it) in register tiles, times its H columns.
@@ -118,7 +118,8 @@ MOXLAB_INLINE void dim_pass(const DimPass& p, float* scratch) {
   }
 }
 
-// The heads loop unrolled by 8 or 4 where H allows (fully unrolled, 8 heads ran 30% faster than a loop).
+// The heads loop unrolled by 8 or 4 where H allows: a loop over the heads measured markedly slower
+// (docs/decisions/2026-11-26-tomoe-masked-wo.md).
 template <class F, int MR, int NP>
 MOXLAB_INLINE void dim_pass_any_heads(const DimPass& p, float* scratch) {
   if (p.heads % 8 == 0) dim_pass<F, MR, NP, 8>(p, scratch);

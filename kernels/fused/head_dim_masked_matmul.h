@@ -4,13 +4,12 @@
 //
 // Why a kernel of its own: a GEMM's register tile shares each weight load between 8 rows, and with each
 // token keeping its own half of the dims the 8 rows' union is nearly every dim, so masking x saves nothing
-// (a per-row kernel that gathers each row's own columns loses the sharing and ran no faster:
-// docs/performance.md). Here the product runs dim by dim instead: for each head dim d, the rows that keep it
-// (tiles of 8 of them) times W's H columns of that dim, accumulated into those rows' outputs, so only the
-// kept (row, dim) pairs are multiplied and each weight load still serves 8 rows. The price is K = H per
-// pass (the rows' outputs are loaded and stored once per kept dim): at 50% kept, 8 heads and d 384 it takes
-// 78% of the dense packed product's time on two threads over 1024 rows, 86% on one over 512 (`bench matmul`;
-// docs/performance.md).
+// (a per-row kernel that gathers each row's own columns loses the sharing and ran no faster). Here the
+// product runs dim by dim instead: for each head dim d, the rows that keep it (tiles of 8 of them) times
+// W's H columns of that dim, accumulated into those rows' outputs, so only the kept (row, dim) pairs are
+// multiplied and each weight load still serves 8 rows. The price is K = H per pass (the rows' outputs are
+// loaded and stored once per kept dim), so it wins only where few enough dims are kept (`bench matmul`
+// times it; docs/decisions/2026-11-26-tomoe-masked-wo.md).
 //
 // The weight is W [N, H hd] with its columns reordered to (dim, head), packed as pack_weight packs
 // (kernels/fused/packed_matmul.h), so each dim's H columns are adjacent in every panel. Single-threaded:

@@ -21,8 +21,8 @@ constexpr int kPanel = 16;              // output columns per panel: two 8-float
 constexpr int kMaxTileRows = 8;         // rows per register tile: 6 with AVX2 (12 accumulators), 8 with AVX-512 (up to 24)
 // Rows every panel passes over before the next chunk: as many as keep the chunk's inputs within about
 // 384 KiB of L2, 96 to 192 rows. A ToMoE expert's ~128 rows per thread at the small shape then pass over its
-// weights, which stream from memory, once rather than twice (96 + 32): ToMoE 50% prefill 33.9 -> 32.9 ms in a
-// same-process A/B; dense and MoHD unchanged (K = 1024 and up keep 96 rows).
+// weights, which stream from memory, once rather than twice (96 + 32); K = 1024 and up keep 96 rows
+// (docs/decisions/2026-11-26-packed-weight-products.md).
 constexpr std::int64_t kMaxRowChunk = 192;
 std::int64_t row_chunk(std::int64_t k) {
   constexpr std::int64_t kChunkFloats = 384 * 1024 / 4;
@@ -313,10 +313,8 @@ void packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight& w, const
       const float* panel = w.panels + p * panel_floats;
       // The next panels into the cache a slice per tile, so they are there when these are done: the
       // weights of a sparse layer's experts do not all stay in L3 across a forward. The AVX2 tile's slice
-      // goes out in a burst before the tile (ToMoE FFN 8% faster); the AVX-512 tile issues its slice one
-      // line per k step into L2, as a burst there stalled its loads (2-3% slower): spread out, ToMoE 50%
-      // prefill 1.5-2.6% faster at the small shape and 2.5% at d 768, MoHD 0.9-1.7%, dense unchanged
-      // (same-process A/Bs).
+      // goes out in a burst before the tile; the AVX-512 tile issues its slice one line per k step into L2,
+      // as a burst there stalls its loads (docs/decisions/2026-11-26-packed-weight-products.md).
       const char* next = reinterpret_cast<const char*>(panel + panels * panel_floats);
       const std::int64_t next_panels = std::min<std::int64_t>(tile_panels, w.panel_count() - p - panels);
       const std::int64_t next_bytes = next_panels * panel_floats * static_cast<std::int64_t>(sizeof(float));
@@ -378,8 +376,8 @@ void parallel_packed_matmul(const RowMap& x, std::int64_t m, const PackedWeight&
     return;
   }
   // Too few rows to split (a decode step, the prompt's last positions through the output head): the weight
-  // streams from memory once for all of them, so the threads split its panels instead (a dense decode
-  // step 1.58-1.63 -> 1.41-1.52 ms with the output head so).
+  // streams from memory once for all of them, so the threads split its panels instead and every core
+  // streams its share (docs/decisions/2026-11-26-decode-panel-split.md).
   parallel_panel_parts(w, [&](const PackedWeight& part, std::int64_t column) {
     ProductOptions o = opt;
     if (o.bias) o.bias += column;

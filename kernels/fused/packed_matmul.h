@@ -1,10 +1,10 @@
 // Inference products x W^T against weights packed once, instead of per call. OpenBLAS repacks the weight
 // matrix on every call: for the row-local products of the sparse models (ToMoE's experts over ~130 rows,
-// MoHD's routed blocks) that copy was 13% of a prefill's samples (perf, docs/performance.md). Here W
-// [N, K] is laid out once as panels of 16 output columns, [ceil(N / 16), K, 16] (zero-padded), and a
-// register-tiled kernel multiplies rows against them: 8 rows x 2 panels of accumulators with AVX-512,
-// 6 rows x 1 panel with AVX2 + FMA, a portable loop elsewhere (`moxlab bench matmul` times them against
-// torch::mm).
+// MoHD's routed blocks) that copy is a measurable share of a prefill (perf;
+// docs/decisions/2026-11-26-packed-weight-products.md). Here W [N, K] is laid out once as panels of 16
+// output columns, [ceil(N / 16), K, 16] (zero-padded), and a register-tiled kernel multiplies rows against
+// them: 8 rows x 2 panels of accumulators with AVX-512, 6 rows x 1 panel with AVX2 + FMA, a portable loop
+// elsewhere (`moxlab bench matmul` times them against torch::mm).
 //
 // What one pass can do besides the product, to save passes over the result:
 //   - rows read and written through row indices (gather / scatter: ToMoE's expert dispatch);

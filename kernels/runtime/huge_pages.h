@@ -1,12 +1,11 @@
 // Packed weights on 2 MiB pages. A forward streams every packed weight once, and with 4 KiB pages each
 // 4 KiB of it costs a TLB miss and a page walk: ToMoE's experts alone are 113 MB at the small shape, four
-// times the dense FFN, so the walks weigh on the sparse models most. With this machine's transparent huge
-// pages switched to "always" instead of "madvise" (same binary, alternating runs), ToMoE 50% prefill took
-// 2-3.5% less time and dense 1-2% less (docs/performance.md). Linux backs memory with huge pages in
-// "madvise" mode only where asked to, so the packings are copied into chunks of 2 MiB-aligned memory
-// advised MADV_HUGEPAGE. Where the kernel refuses (transparent huge pages off, another OS) the chunks keep
-// ordinary pages and nothing else changes; the environment variable MOXLAB_NO_HUGE_PAGES turns the chunks
-// off (ordinary tensors, to compare).
+// times the dense FFN, so the walks weigh on the sparse models most (measured with the machine's
+// transparent huge pages switched to "always": docs/decisions/2026-11-26-huge-pages.md). Linux backs
+// memory with huge pages in "madvise" mode only where asked to, so the packings are copied into chunks of
+// 2 MiB-aligned memory advised MADV_HUGEPAGE. Where the kernel refuses (transparent huge pages off, another
+// OS) the chunks keep ordinary pages and nothing else changes; the environment variable MOXLAB_NO_HUGE_PAGES
+// turns the chunks off (ordinary tensors, to compare).
 #pragma once
 #include <cstdint>
 

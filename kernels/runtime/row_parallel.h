@@ -4,9 +4,9 @@
 // products, activations and passes stay on its own rows, in its own cache. A layer's many small products
 // (MoHD's routed groups, ToMoE's experts) then cost one fork and join instead of one each, and no row
 // moves between the two cores: both are what the machine's slow phase makes expensive
-// (docs/performance.md). Defined in moxlab_sparse, which is compiled with OpenMP (ATen's parallel_for is an
-// inline OpenMP pragma: in moxlab_core it would run serially). The caller's grad mode holds in every
-// thread.
+// (docs/decisions/2026-11-25-row-local-parallel-regions.md). Defined in moxlab_kernels, which is compiled
+// with OpenMP (ATen's parallel_for is an inline OpenMP pragma: in moxlab_core it would run serially). The
+// caller's grad mode holds in every thread.
 #pragma once
 #include <cstdint>
 #include <functional>

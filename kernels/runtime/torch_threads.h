@@ -11,8 +11,8 @@ int set_torch_threads(int n);
 // run on (the calling thread stays free, so threads it starts later are not confined to one CPU). It does
 // when there are at most as many threads as such CPUs and the environment leaves OpenMP's binding to
 // the program (neither OMP_PROC_BIND nor GOMP_CPU_AFFINITY set; OMP_PROC_BIND=false opts out).
-// Unpinned, the scheduler moved workers between this machine's two CPUs and the same MoHD prefill took
-// 32 ms in one process and 37-39 ms in the next (docs/performance.md).
+// Unpinned, the scheduler moves workers between the CPUs and the same model's timings differ from one
+// process to the next (docs/decisions/2026-11-26-thread-pinning.md).
 bool threads_pinned();
 
 }  // namespace moxlab

@@ -29,7 +29,7 @@ BlockSelection BlockSelection::from_mask(const torch::Tensor& active, int shared
   TORCH_CHECK(shared >= 0 && shared <= s.blocks, "block selection: shared out of range");
   TORCH_CHECK(parts >= 1, "block selection: parts must be at least 1");
   // The [M, N] mask is read on the host: it is tiny, and a dozen small tensor ops (and a sync) per
-  // component were a measurable share of a MoHD forward (docs/performance.md).
+  // component were a measurable share of a MoHD forward (docs/decisions/2026-11-25-mohd-inference-passes.md).
   const auto mask = active.to(torch::kCPU).contiguous();
   const bool* a = mask.data_ptr<bool>();
   for (std::int64_t m = 0; m < s.tokens; ++m)
@@ -173,9 +173,9 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
   // Short runs (many sets, MoHD 75%'s 84 leave ~6 rows a run and thread): per-run products would be
   // partial register tiles, each streaming the weight again. Instead each thread gathers its rows in
   // sorted order with their inactive blocks zeroed and runs one product over them, each register tile
-  // reading the union of its rows' blocks (a tile straddling two sets reads both): MoHD 75% small prefill
-  // 0.85-0.95x -> 0.95-1.01x of dense; with long runs the copy costs more than it saves (MoHD 50% 3-5%
-  // slower this way).
+  // reading the union of its rows' blocks (a tile straddling two sets reads both). With long runs the
+  // copy costs more than it saves, so they keep the per-run products
+  // (docs/decisions/2026-11-26-mohd-short-runs.md).
   std::vector<std::uint64_t> row_blocks(static_cast<std::size_t>(M));
   const std::uint64_t shared_bits = s.shared == 0 ? 0 : ~std::uint64_t{0} >> (64 - s.shared);
   for (const auto& g : s.groups) {
@@ -298,7 +298,7 @@ torch::Tensor block_sparse_output_to_tokens(const torch::Tensor& h, const torch:
       const float* scale_r = scp + r * s.blocks;
       float* dst = yp + op[r] * d;
       if (r + 1 < end) {  // the next row's destination, for writing: rows land in token order, which the
-                          // hardware prefetcher cannot follow (~1% of a MoHD prefill, 5 of 6 same-process A/Bs)
+                          // hardware prefetcher cannot follow
         const float* next = yp + op[r + 1] * d;
         for (std::int64_t c = 0; c < d; c += 16) __builtin_prefetch(next + c, 1);
       }

@@ -28,7 +28,7 @@ class HeadRouterImpl : public torch::nn::Module {
  private:
   // forward() without autograd on float32 CPU: the learned projections as one packed product on each
   // thread's rows, the softmaxes, top-K and two-stage weights per row; the same values as the torch form
-  // (~15 ops over [tokens, <= h] tensors: 3.5 ms of a small-shape MoH 50% prefill).
+  // (~15 small ops over [tokens, <= h] tensors, each its own pass and allocation).
   HeadRouting forward_rows(const torch::Tensor& x, const torch::Tensor& q);
   int n_, shared_, active_;
   MohOptions o_;

@@ -16,7 +16,8 @@ torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Fo
   // - Fused (inference without autograd on float32 CPU; Kernels automatic or sparse): only each token's
   //   selected heads, packed products and the fused attention kernel (moh_attention_fused.cpp).
   // - Head-gathered (Kernels::sparse with autograd): each head's queries, scores and output projection
-  //   only for its tokens, in torch ops; no KV cache. Measured slower than the reference (docs/performance.md).
+  //   only for its tokens, in torch ops; no KV cache. Slower than the reference in training, so never
+  //   automatic (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
   // - Reference: every head computed, multiplied by its gate.
   if (ctx.sparse_kernels(true, false) && packed_applies(x)) return forward_fused(x, rope, ctx, taps);
   const bool gathered = ctx.kv_cache == nullptr && ctx.sparse_kernels(false, false);

@@ -40,9 +40,9 @@ MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
   // threads) and no row moves between the cores (kernels/fused/attention.cpp). Training keeps one sort:
   // its torch ops split rows their own way.
   // The grouped layout's products on packed weights also win with many sets of routed blocks (MoHD 75%,
-  // 6 of 9 routed: 84 sets; short runs take the union-tile and per-block paths of the packed kernels):
-  // at 1 x 64, 1 x 256 and 4 x 256 tokens 5.1 / 13.0 / 46.9 ms against the reference form's 5.8 / 16.1 /
-  // 65.3. The torch ops of training keep the automatic rule.
+  // 6 of 9 routed: 84 sets; short runs take the union-tile and per-block paths of the packed kernels), at
+  // every prompt length measured (docs/decisions/2026-11-26-mohd-short-runs.md). The torch ops of training
+  // keep the automatic rule.
   const bool training = torch::GradMode::is_enabled();
   const bool packed = !training && r.weights.is_cpu() && r.weights.scalar_type() == torch::kFloat;
   const std::int64_t parts = training ? 1 : at::get_num_threads();
@@ -54,7 +54,8 @@ MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
 std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimRouting& r, const ForwardContext& ctx) const {
   if (!ctx.sparse_kernels(true, true)) return std::nullopt;  // reference forced, or probes
   Sparse s = sparse(r);
-  const bool wins = s.selection.grouped;  // inference and training alike (docs/performance.md)
+  // Inference and training alike (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
+  const bool wins = s.selection.grouped;
   if (!ctx.sparse_kernels(wins, wins)) return std::nullopt;
   return s;
 }

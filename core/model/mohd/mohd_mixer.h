@@ -46,7 +46,8 @@ class MohdMixerImpl : public torch::nn::Module {
   };
   Sparse sparse(const SubDimRouting& routing) const;
   // The sparse form when ctx asks for it; in automatic mode only with the grouped layout (few sets of routed
-  // blocks), which is where it measured faster than the reference form (docs/performance.md).
+  // blocks), which is where it beats the reference form
+  // (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
   std::optional<Sparse> sparse_if_wins(const SubDimRouting& routing, const ForwardContext& ctx) const;
   // h [M, k] through the output-side matrix w [d, k], then scaling and fusion: equals combine() of the
   // dense component's output, computing only the active output blocks (B1 folded into w when aligned).

@@ -111,8 +111,9 @@ void TomoeMoe::build_derived() {
     qk_rope_.push_back(full.select_pairs(at(layer_key(l, "attn.qk_pairs")).to(torch::kLong)));
     const auto &wq = at(layer_key(l, "attn.wq")), &wk = at(layer_key(l, "attn.wk")), &wv = at(layer_key(l, "attn.wv"));
     const auto &proj = at(layer_key(l, "attn.vo_proj.weight")), &proj_bias = at(layer_key(l, "attn.vo_proj.bias"));
-    // W_O by kept dims only where the v/o top-K keeps at most 5/8 of them: the dim-by-dim product costs
-    // about what the dense one does at 31 of 48 (d 384, 8 heads, same-process A/B; docs/performance.md).
+    // W_O by kept dims only where the v/o top-K keeps at most 5/8 of them: the dim-by-dim product loads
+    // and stores its outputs once per kept dim, so above that it costs as much as the dense one
+    // (docs/decisions/2026-11-26-tomoe-masked-wo.md).
     const auto& wo = at(layer_key(l, "attn.wo"));
     const bool by_dim = at(layer_key(l, "attn.vo_top_k")).item<float>() * 8 <= o_.head_dim() * 5;
     attn_.push_back({pack(torch::cat({wq, wk, wv, proj})),
