@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -50,40 +49,8 @@ Schema bind(Config& c) {
   s.add("model.ffn", m.ffn, ffn_kind_names(), "FFN kind (" + ffn_kinds_help() + ")");
   s.add("model.kernels", m.kernels, {"automatic", "reference", "sparse"},
         "MoHD/MoH compute form: sparse kernels where measured faster (automatic), always the masked dense reference, or always sparse");
-  for (auto [part, mo] : {std::pair<const char*, MohdOptions*>{"attn", &m.mohd_attn}, {"ffn", &m.mohd_ffn}}) {
-    const std::string k = std::string("mohd.") + part + ".";
-    s.add(k + "sub_dims", mo->sub_dims, 1, 4096, "MoHD: sub-dimensions N the hidden dimension is sliced into");
-    s.add(k + "active", mo->active, 1, 4096, "MoHD: sub-dimensions active per token (delta N, shared included)");
-    s.add(k + "shared", mo->shared, 0, 4096, "MoHD: always-active shared sub-dimensions (phi N)");
-    s.add(k + "fusion_groups", mo->fusion_groups, 0, 4096, "MoHD: Monarch group fusion blocks (0: no fusion)");
-    s.add(k + "scaling", mo->scaling, "MoHD: activation scaling alpha = N * sum of active gates");
-    s.add(k + "balance_beta", mo->balance_beta, 0, 1e3, "MoHD: weight beta of the sub-dimension balance loss (Eq. 13)");
-  }
-
-  auto& h = m.moh;
-  s.add("moh.shared", h.shared, 0, 1024, "MoH: always-active shared heads h_s (0: w/o shared heads)");
-  s.add("moh.active", h.active, 1, 1024, "MoH: heads per token, shared included (top-K = active - shared routed heads)");
-  s.add("moh.layer_active", h.layer_active, "MoH: per-layer head budgets, one integer per layer (empty: moh.active)");
-  s.add("moh.two_stage", h.two_stage, "MoH: two-stage routing weights alpha (Eq. 6); false: alpha1 = alpha2 = 1");
-  s.add("moh.router", h.router, {"learned", "query_norm"},
-        "MoH: learned router (Eq. 5-6) or the parameter-free query L2-norm router for continue-tuning (Sec. 4.4)");
-  s.add("moh.quantised", h.quantised, "MoH: binary gates with a straight-through estimator (Eq. 9-10; always for query_norm)");
-  s.add("moh.gate_form", h.gate_form, {"paper", "code"}, "MoH: gate and loss scaling as in the paper or the official code");
-  s.add("moh.balance_beta", h.balance_beta, 0, 1e3, "MoH: weight beta of the head load-balance loss (Eq. 8)");
-
-  auto& te = m.tomoe;
-  s.add("tomoe.experts", te.experts, 1, 4096, "ToMoE: MLP experts N per layer");
-  s.add("tomoe.tau", te.tau, 1e-3, 100.0, "ToMoE: Gumbel temperature of the straight-through gates (Eq. 14-15)");
-  s.add("tomoe.offset", te.offset, -100.0, 100.0, "ToMoE: Gumbel-Sigmoid offset b (Eq. 15; 3 keeps every channel at the start)");
-  s.add("tomoe.hypernet_input", te.hypernet_input, 1, 4096, "ToMoE: size of the hypernetwork's fixed random inputs (Eq. 1)");
-  s.add("tomoe.hypernet_hidden", te.hypernet_hidden, 1, 4096, "ToMoE: GRU hidden size per direction (expert embedding = 2x)");
-  s.add("tomoe.active", te.active, 1e-3, 1.0, "ToMoE: target ratio p of active to total parameters (Eq. 8)");
-  s.add("tomoe.alpha", te.alpha, 0.0, 1e6, "ToMoE: weight alpha of the parameter regulariser (Eq. 10)");
-  s.add("tomoe.beta", te.beta, 0.0, 1e6, "ToMoE: weight beta of the union-of-experts regulariser (Eq. 10)");
-  s.add("tomoe.gamma", te.gamma, 0.0, 1e6, "ToMoE: weight gamma of the load-balance regulariser (Eq. 10)");
-  s.add("tomoe.conversion", te.conversion, {"code", "paper"},
-        "ToMoE: how trained gates become the MoE (code: masks frozen from one noisy draw, v/o K = widest noisy token "
-        "per calibration batch - the official code, lands near p; paper: noise-free masks, K = mean kept count)");
+  for (const auto& kind : model_kinds())  // each kind's own keys (mohd.*, moh.*, tomoe.*)
+    if (kind.bind_options) kind.bind_options(s, m);
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -312,34 +279,8 @@ void validate(const Config& c) {
   require(m.head_dim_override > 0 || m.dim % m.n_heads == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by model.n_heads (" +
                                       std::to_string(m.n_heads) + ")");
   require(m.n_heads % m.n_kv_heads == 0, "model.n_heads must be a multiple of model.n_kv_heads");
-  for (auto [part, kind, mo] : {std::tuple<const char*, const std::string*, const MohdOptions*>{"attn", &m.attention, &m.mohd_attn},
-                                {"ffn", &m.ffn, &m.mohd_ffn}}) {
-    if (*kind != "mohd") continue;
-    const std::string k = std::string("mohd.") + part + ".";
-    require(m.dim % mo->sub_dims == 0, "model.dim (" + std::to_string(m.dim) + ") must be divisible by " + k + "sub_dims (" +
-                                           std::to_string(mo->sub_dims) + ")");
-    require(mo->active <= mo->sub_dims, k + "active must not exceed " + k + "sub_dims");
-    require(mo->shared <= mo->active, k + "shared must not exceed " + k + "active");
-    require(mo->fusion_groups == 0 || m.dim % mo->fusion_groups == 0,
-            "model.dim must be divisible by " + k + "fusion_groups (" + std::to_string(mo->fusion_groups) + ")");
-  }
-  if (m.attention == "moh") {
-    const auto& h = m.moh;
-    require(h.shared <= m.n_heads, "moh.shared (" + std::to_string(h.shared) + ") exceeds model.n_heads");
-    require(h.layer_active.empty() || static_cast<int>(h.layer_active.size()) == m.n_layers,
-            "moh.layer_active needs one entry per layer (" + std::to_string(m.n_layers) + "), got " +
-                std::to_string(h.layer_active.size()));
-    std::vector<std::string> budgets = h.layer_active;
-    if (budgets.empty()) budgets.push_back(std::to_string(h.active));
-    for (const auto& b : budgets) {
-      char* end = nullptr;
-      const long v = std::strtol(b.c_str(), &end, 10);
-      require(!b.empty() && *end == 0, "moh.layer_active entries must be integers, got '" + b + "'");
-      require(v >= h.shared && v <= m.n_heads && v >= 1, "MoH head budget " + b + " must be between moh.shared (" +
-                                                             std::to_string(h.shared) + ") and model.n_heads (" +
-                                                             std::to_string(m.n_heads) + ")");
-    }
-  }
+  for (const auto& kind : model_kinds())
+    if (kind.validate && (m.attention == kind.name || m.ffn == kind.name)) kind.validate(m);
   require(c.train.loss != "distill" || m.is_tomoe(),
           "train.loss = distill needs a ToMoE model (model.attention or model.ffn = tomoe): its teacher is the model with its gates off");
   if (!c.prune.method.empty()) {

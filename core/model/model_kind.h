@@ -12,6 +12,8 @@
 
 namespace moxlab {
 
+class Schema;  // core/config/schema.h
+
 // A model `bench infer` times: the shape given, turned into this kind's variant. `convert_keep` > 0: the
 // dense model converted into a ToMoE MoE keeping that share of every expert, head and q/k pair.
 struct BenchVariant {
@@ -36,6 +38,10 @@ struct ModelKind {
   // Modules whose every tensor is drawn U(+-1/sqrt(last dimension)) (a linear layer's fan-in), after the
   // norm rule and before the generic ones.
   std::vector<std::string> fan_in_init_modules;
+  // Binds the kind's own config keys ("mohd.*") to its options inside ModelOptions; null: none.
+  std::function<void(Schema&, ModelOptions&)> bind_options;
+  // Throws Error naming the keys when a model using the kind cannot be built with these options.
+  std::function<void(const ModelOptions&)> validate;
   bool sparse_form = false;  // has a sparse execution form to compare with its reference
   // Heads a token uses in `layer` (FLOP counts); null: every head.
   std::function<int(const ModelOptions&, int layer)> active_heads;

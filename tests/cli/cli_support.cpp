@@ -1,0 +1,55 @@
+#include "tests/cli/cli_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace moxlab::testing {
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliResult run_cli(const std::string& args, const std::string& dir) {
+  const std::string out = dir + "/.cli_out", err = dir + "/.cli_err";
+  const std::string cmd = "cd '" + dir + "' && '" MOXLAB_CLI "' " + args + " > '" + out + "' 2> '" + err + "'";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = file_text(out);
+  r.err = file_text(err);
+  return r;
+}
+
+bool one_line_error(const CliResult& r, const std::string& needle) {
+  const bool one_line = r.err.find('\n') == r.err.size() - 1;
+  return r.exit_code != 0 && one_line && r.err.rfind("moxlab: error: ", 0) == 0 && r.err.find(needle) != std::string::npos;
+}
+
+std::string scratch_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("moxlab_e2e_" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string write_micro_config(const std::string& dir, int max_steps) {
+  const std::string path = dir + "/micro.toml";
+  std::ofstream(path) << "[run]\nname = \"micro\"\n"
+                         "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nmax_seq_len = 64\n"
+                         "[data]\ndomain_cap_bytes = 150000\nbpe_vocab_size = 512\nbpe_train_bytes = 400000\n"
+                         "cache_dir = \"cache\"\n"
+                         "[train]\nbatch_size = 16\nseq_len = 64\nlr = 5e-3\nwarmup_steps = 10\n"
+                         "max_steps = " << max_steps << "\neval_every = " << max_steps / 3 << "\neval_tokens = 4096\n"
+                         "checkpoint_every = 20\nlog_every = 10\nthreads = 1\n";
+  return path;
+}
+
+}  // namespace moxlab::testing

@@ -1,0 +1,86 @@
+// `moxlab bench infer` end to end on a micro shape: every variant is timed and reported with its speedup
+// and FLOP-ideal, an op profile and paired speedups on request, and bad requests are one-line errors.
+#include "tests/torch_catch.h"
+
+#include "experiments/bench/op_profile.h"
+#include "tests/cli/cli_support.h"
+
+using namespace moxlab::testing;
+
+TEST_CASE("bench infer times dense, MoHD, MoH and ToMoE variants and names bad requests", "[e2e][bench]") {
+  const std::string dir = scratch_dir("bench_infer");
+  write_micro_config(dir, 10);
+  const std::string base = "bench infer --config micro.toml --set model.dim=48 --batch 2 --repeats 1 --vocab 64";
+  const std::string seq32 = base + " --seq 32";
+  auto r = run_cli(seq32, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* v : {"| dense |", "| mohd_50 |", "| mohd_75 |", "| moh_75 |", "| moh_50 |", "| tomoe_50 |", "| tomoe_40 |"})
+    CHECK(r.out.find(v) != std::string::npos);
+  CHECK(r.out.find("Layer 0 alone") != std::string::npos);
+  CHECK(r.out.find("| dense | 100.0% |") != std::string::npos);  // the baseline's own ratios are 1
+
+  auto some = run_cli(seq32 + " --variants mohd_50 --no-layers --profile 3 --paired 0.2", dir);
+  REQUIRE(some.exit_code == 0);
+  CHECK(some.out.find("| mohd_50 |") != std::string::npos);
+  // The paired table: a row per variant (not dense), after the model table.
+  const auto paired = some.out.find("Prefill speedup from adjacent calls");
+  REQUIRE(paired != std::string::npos);
+  CHECK(some.out.find("| mohd_50 | ", paired) != std::string::npos);
+  CHECK(some.out.find("| dense |", paired) == std::string::npos);
+  CHECK(some.out.find("| moh_50 |") == std::string::npos);
+  CHECK(some.out.find("Layer 0 alone") == std::string::npos);
+  // The op profile: each variant's costliest ops by name and input shapes, three rows and the total.
+  CHECK(some.out.find("Profile of mohd_50's prefill") != std::string::npos);
+  CHECK(some.out.find("| aten::") != std::string::npos);
+  CHECK(some.out.find("| (all ") != std::string::npos);
+
+  auto unknown = run_cli(seq32 + " --variants mohd_60", dir);
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.err.find("unknown variant 'mohd_60'") != std::string::npos);
+  auto heads = run_cli(seq32 + " --set model.n_heads=6 --set model.n_kv_heads=3", dir);
+  CHECK(heads.exit_code != 0);
+  CHECK(heads.err.find("moh_75 needs model.n_heads divisible by 4") != std::string::npos);
+  auto negative = run_cli(seq32 + " --paired -1", dir);
+  CHECK(negative.exit_code != 0);
+  auto seq = run_cli(base + " --seq 128", dir);
+  CHECK(seq.exit_code != 0);
+  CHECK(seq.err.find("--seq plus the decoded token is longer than model.max_seq_len") != std::string::npos);
+}
+
+TEST_CASE("bench matmul times the packed products against torch::mm at the model's shapes", "[e2e][bench]") {
+  const std::string dir = scratch_dir("bench_matmul");
+  write_micro_config(dir, 10);
+  // dim 48 with 4 heads of which 2 for keys and values: Q/K/V 48 -> 96; the micro config's FFN width.
+  auto r = run_cli("bench matmul --config micro.toml --set model.dim=48 --set model.n_heads=4 --set model.n_kv_heads=2 --rows 1,7 --repeats 1", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* row : {"| Q/K/V 48 -> 96 | 1 |", "| Q/K/V 48 -> 96 | 7 |", "| W_O 48 -> 48 | 7 |", "| SwiGLU gate/up 48 -> ", "| W_down "})
+    CHECK(r.out.find(row) != std::string::npos);
+  auto bad = run_cli("bench matmul --config micro.toml --rows 0", dir);
+  CHECK(bad.exit_code != 0);
+}
+
+TEST_CASE("The op profile counts each op by name and shapes, self time within total time", "[bench]") {
+  const auto a = torch::randn({8, 8}), b = torch::randn({8, 4});
+  const auto ops = moxlab::profile_ops(
+      [&] {
+        auto c = torch::matmul(a, b);  // matmul (composite) calls mm
+        c = torch::mm(c.t(), c) + 1;
+      },
+      2);
+  auto find = [&](const std::string& name) {
+    for (const auto& op : ops)
+      if (op.name == name) return op;
+    FAIL("no op " << name);
+    return moxlab::OpTime{};
+  };
+  CHECK(find("aten::mm [8x8] [8x4]").calls == 1);  // per call of the profiled function
+  CHECK(find("aten::mm [4x8] [8x4]").calls == 1);
+  const auto matmul = find("aten::matmul [8x8] [8x4]");
+  CHECK(matmul.self_ms <= matmul.total_ms);
+  CHECK(matmul.total_ms >= find("aten::mm [8x8] [8x4]").total_ms);  // its child's time is inside it
+  for (std::size_t i = 1; i < ops.size(); ++i) CHECK(ops[i - 1].self_ms >= ops[i].self_ms);  // costliest first
+  const auto table = moxlab::format_op_profile(ops, 2);
+  CHECK(table.find("| (all ") != std::string::npos);
+}
