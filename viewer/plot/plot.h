@@ -24,6 +24,7 @@
 #include "viewer/model/box_stats.h"
 #include "viewer/model/colormap.h"
 #include "viewer/model/downsample.h"
+#include "viewer/model/ticks.h"
 
 namespace moxlab::viewer {
 
@@ -75,9 +76,30 @@ class Plot {
  private:
   struct Series;
   struct View;
+  struct Frame;   // one end()'s rectangles, mouse state and data <-> pixel transforms
+  struct Legend;  // the entries the legend shows and the room they take
   void fit(View& view) const;
   std::string signature() const;
   const XY& downsampled(const Series& s, double x0, double x1, int buckets) const;
+  const std::string& export_name() const;
+  // The steps of end(), in drawing order.
+  // This plot's view, kept across frames; refitted when the data changed and the user has not moved it.
+  View& view();
+  Legend legend_entries() const;
+  Frame layout(const View& view, const Legend& legend) const;  // also claims the plot's rectangle as an ImGui item
+  std::vector<Tick> x_ticks(const Frame& f) const;
+  std::vector<Tick> y_ticks(const Frame& f) const;
+  void draw_axes(ImDrawList* dl, const Frame& f) const;
+  void draw_series(ImDrawList* dl, const Frame& f, const View& view) const;
+  void draw_heatmap(ImDrawList* dl, const Frame& f, const Series& s) const;
+  void draw_bars(ImDrawList* dl, const Frame& f, const Series& s, int group, int groups) const;
+  void draw_boxes(ImDrawList* dl, const Frame& f, const Series& s, int group, int groups) const;
+  void draw_band(ImDrawList* dl, const Frame& f, const Series& s, int buckets) const;
+  void draw_line(ImDrawList* dl, const Frame& f, const Series& s, int buckets) const;
+  void draw_colour_bar(ImDrawList* dl, const Frame& f) const;
+  void draw_legend(ImDrawList* dl, const Frame& f, const Legend& legend, View& view) const;
+  void handle_input(const Frame& f, View& view) const;
+  void draw_hover(ImDrawList* dl, const Frame& f, const View& view) const;
   std::string id_;
   PlotOptions options_;
   std::vector<Series> series_;
