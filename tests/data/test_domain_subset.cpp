@@ -4,7 +4,7 @@
 
 #include "core/common/error.h"
 #include "core/config/config.h"
-#include "core/data/corpora/domain_subset.h"
+#include "core/data/shards/domain_subset.h"
 
 using namespace moxlab;
 using Catch::Matchers::Contains;

@@ -1,4 +1,4 @@
-#include "core/data/corpora/domain_subset.h"
+#include "core/data/shards/domain_subset.h"
 
 #include <algorithm>
 
