@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/engine/inference_plan.h"
+
 namespace moxlab {
 
 double PerplexityResult::ppl() const { return std::exp(loss()); }
@@ -21,6 +23,7 @@ PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src,
   torch::NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
+  InferencePlan plan(model);
   const std::int64_t n = perplexity_tokens(src, domain, max_tokens);
   PerplexityResult r;
   // Window starts 0, T, 2T, ...; the last window may be shorter (at least 2 tokens).
@@ -41,7 +44,7 @@ PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src,
       src.read(domain, starts[i + take], l, buf.data() + off);
     }
     auto t = torch::from_blob(buf.data(), {static_cast<long>(take), len}, torch::kInt32).to(torch::kLong).to(device);
-    auto logits = model.forward(t.narrow(1, 0, len - 1));
+    auto logits = plan.forward(t.narrow(1, 0, len - 1));
     auto logp = torch::log_softmax(logits.to(torch::kFloat32), -1);
     auto nll = -logp.gather(-1, t.narrow(1, 1, len - 1).unsqueeze(-1)).squeeze(-1);
     r.nll_sum += nll.sum().to(torch::kFloat64).item<double>();

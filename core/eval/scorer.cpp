@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/common/error.h"
+#include "core/engine/inference_plan.h"
 
 namespace moxlab {
 
@@ -12,6 +13,7 @@ LoglikelihoodFn make_model_scorer(Transformer& model, int max_len, int batch_siz
     torch::NoGradGuard ng;
     const bool was_training = model.is_training();
     model.eval();
+    InferencePlan plan(model);
     std::vector<LoglikelihoodResult> out(reqs.size());
     // Inputs: all tokens but the last, left-truncated to max_len (harness: whole[-(max_len+1):][:-1]).
     std::vector<std::vector<std::int32_t>> inputs(reqs.size());
@@ -37,7 +39,7 @@ LoglikelihoodFn make_model_scorer(Transformer& model, int max_len, int batch_siz
         std::copy(w.begin(), w.end() - 1, buf.begin() + b * len);
       }
       auto x = torch::from_blob(buf.data(), {static_cast<long>(nb), len}, torch::kInt64).to(device);
-      auto logp = torch::log_softmax(model.forward(x).to(torch::kFloat32), -1).cpu();
+      auto logp = torch::log_softmax(plan.forward(x).to(torch::kFloat32), -1).cpu();
       for (std::size_t b = 0; b < nb; ++b) {
         const std::size_t idx = order[s + b];
         const auto& w = inputs[idx];

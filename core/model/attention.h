@@ -11,7 +11,7 @@
 #include "core/model/forward_context.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 #include "core/model/rope.h"
 
 namespace moxlab {

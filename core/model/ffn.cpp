@@ -22,7 +22,7 @@ SwiGLU::SwiGLU(const ModelOptions& o) {
 
 torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
   ctx.tap(taps.ffn_in, x);
-  if (!ctx.probes && packed_applies(x)) {
+  if (!ctx.tap_recorder && packed_applies(x)) {
     // Inference: SiLU(x W_gate^T) * (x W_up^T) as one product against W_gate and W_up packed side by side
     // (kernels/fused/packed_matmul.h: the [rows, 2 hidden] gate/up product is never written), then W_down,
     // on each thread's own rows (parallel_row_ranges), as the sparse models' FFNs run.
@@ -51,8 +51,8 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const
   auto up = w3(x);
   ctx.tap(taps.ffn_gate, gate);
   ctx.tap(taps.ffn_up, up);
-  // Training (autograd) or probe taps, which may hold the gate tensor: not in place.
-  auto act = ctx.probes ? torch::silu(gate) * up : swiglu_activation(gate, up);
+  // Training (autograd) or recorded taps, which may hold the gate tensor: not in place.
+  auto act = ctx.tap_recorder ? torch::silu(gate) * up : swiglu_activation(gate, up);
   ctx.tap(taps.ffn_act, act);
   auto y = w2(act);
   ctx.tap(taps.ffn_out, y);

@@ -1,5 +1,5 @@
-// What travels with one forward pass besides the activations: the probe recorder (activation taps,
-// null when nothing is captured, so disabled taps cost one pointer test) and auxiliary losses that
+// What travels with one forward pass besides the activations: the tap recorder (the named points whose
+// activations a capture records; null when nothing is captured, so disabled taps cost one pointer test) and auxiliary losses that
 // method modules add (MoHD balance loss, MoH load balance, ToMoE regularisers).
 #pragma once
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 
 namespace moxlab {
 
@@ -18,8 +18,8 @@ struct KvCache;     // core/model/kv_cache.h
 // Which form the method modules compute in. Reference: the dense-compute forms the paper equations are
 // written in (masks and zero gates); sparse: the gathered kernels of kernels/sparse, which skip what a
 // token does not use and equal the reference to rounding (gradients included). Automatic: the sparse
-// form without probes where the module's rule says it wins, for inference and for training separately
-// (each module states its rule), reference otherwise (probe taps need the reference form's tensors;
+// form without a tap recorder where the module's rule says it wins, for inference and for training
+// separately (each module states its rule), reference otherwise (taps need the reference form's tensors;
 // docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md has the measurements behind these defaults).
 enum class Kernels { automatic, reference, sparse };
 // "automatic" | "reference" | "sparse" (model.kernels; the config checks the name).
@@ -28,7 +28,7 @@ inline Kernels kernels_from_name(const std::string& name) {
 }
 
 struct ForwardContext {
-  ProbeRecorder* probes = nullptr;
+  TapRecorder* tap_recorder = nullptr;
   std::vector<std::pair<std::string, torch::Tensor>> aux_losses;  // (name, scalar already weighted)
   // Whether method modules add their auxiliary losses: passes whose losses nobody trains on (evaluation,
   // generation, benchmarks) skip computing them.
@@ -49,15 +49,15 @@ struct ForwardContext {
   bool last_logits_only = false;
 
   // Whether a module computes its sparse form. The module's own rule says where that is faster: for
-  // inference (no autograd) and for training; probe taps always take the reference form.
+  // inference (no autograd) and for training; recorded taps always take the reference form.
   bool sparse_kernels(bool wins_inference, bool wins_training) const {
     if (kernels == Kernels::sparse) return true;
-    if (kernels != Kernels::automatic || probes != nullptr) return false;
+    if (kernels != Kernels::automatic || tap_recorder != nullptr) return false;
     return torch::GradMode::is_enabled() ? wins_training : wins_inference;
   }
 
   void tap(const std::string& name, const torch::Tensor& t) {
-    if (probes && probes->wants(name)) probes->record(name, t);
+    if (tap_recorder && tap_recorder->wants(name)) tap_recorder->record(name, t);
   }
   torch::Tensor total_aux_loss() const;
 };

@@ -1,5 +1,5 @@
 // A non-owning, row-major view of one tap's activations: rows are tokens, cols are hidden dimensions
-// (the capture layout /probes/<tap> float32 [N, F], core/probe/capture.h). Every statistic in
+// (the capture layout /probes/<tap> float32 [N, F], core/capture/capture.h). Every statistic in
 // core/observe reads activations through this view; none of them owns or copies the whole matrix
 // unless it says so.
 #pragma once

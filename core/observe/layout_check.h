@@ -1,5 +1,5 @@
 // The layouts of moxlab's HDF5 files, checked from their metadata before any value is read: a probe
-// capture (core/probe/capture.h), an observations file (observe_capture.h), a routing file
+// capture (core/capture/capture.h), an observations file (observe_capture.h), a routing file
 // (router_domains.h) and a ToMoE conversion file (tomoe_conversion_file.h). A reader knows then that
 // the datasets it needs are there, with the dtype and rank it expects and sizes that agree with each
 // other, and that strings are short. Every failure is an Error naming the file and the dataset.

@@ -1,5 +1,5 @@
 // `moxlab observe`, torch-free part: the activation observations of MoHD section 3 (Fig. 3-5)
-// computed from a probe capture (layout: core/probe/capture.h), written to an observations HDF5 file
+// computed from a probe capture (layout: core/capture/capture.h), written to an observations HDF5 file
 // and returned as headline numbers for the run store. One tap is in memory at a time (its [N, d]
 // float32 rows plus rank and magnitude copies of the same size).
 //
@@ -87,7 +87,7 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
                               const ObserveOptions& options = {});
 
 // The 13 per-block tap kinds of a dense block in forward order. Same names as BlockTapNames in
-// core/model/probe_recorder.h, repeated here because this library is torch-free.
+// core/model/tap_recorder.h, repeated here because this library is torch-free.
 const std::vector<std::string>& flow_tap_kinds();
 // "blocks.<l>.<kind>" -> (l, kind); anything else -> (-1, name).
 std::pair<int, std::string> split_tap(const std::string& tap);

@@ -13,10 +13,10 @@ CalibrationStats calibrate(Transformer& model, const std::vector<torch::Tensor>&
   std::vector<double> cos_sum(L, 0.0);
   std::int64_t tokens = 0;
   for (const auto& batch : batches) {
-    ProbeRecorder rec("blocks.*.attn.in,blocks.*.attn.ctx,blocks.*.attn.out,blocks.*.resid.mid,blocks.*.ffn.in,"
+    TapRecorder rec("blocks.*.attn.in,blocks.*.attn.ctx,blocks.*.attn.out,blocks.*.resid.mid,blocks.*.ffn.in,"
                       "blocks.*.ffn.act,blocks.*.resid.out");
     ForwardContext ctx;
-    ctx.probes = &rec;
+    ctx.tap_recorder = &rec;
     const auto inputs = batch.narrow(1, 0, batch.size(1) - 1);
     model.forward(inputs, ctx);
     auto taps = rec.take();

@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "core/data/corpora/domain_subset.h"
+#include "core/data/shards/domain_subset.h"
+#include "core/engine/inference_plan.h"
 #include "core/eval/perplexity.h"
 #include "core/train/distillation.h"
 
@@ -42,10 +43,9 @@ torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, ForwardConte
   if (t_.loss != "distill") return Transformer::lm_loss(logits, y);
   torch::Tensor teacher;
   {
-    torch::NoGradGuard no_grad;
-    ForwardContext teacher_ctx;
-    teacher_ctx.gates_off = true;  // the dense model inside the ToMoE model (Eq. 10's f(x))
-    teacher = model_->forward(x, teacher_ctx);
+    ExecOptions dense;
+    dense.gates_off = true;  // the dense model inside the ToMoE model (Eq. 10's f(x))
+    teacher = InferencePlan(*model_).forward(x, dense);
   }
   return t_.distill_scale * distillation_kl(teacher, logits);
 }

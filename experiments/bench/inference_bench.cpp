@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/common/error.h"
+#include "core/engine/inference_plan.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model_kind.h"
 #include "core/model/transformer.h"
@@ -23,6 +24,7 @@ double time_ms(const std::function<void()>& f, double min_seconds) { return 1000
 // One benchmarked model: a Transformer variant, or a converted ToMoE model.
 struct Subject {
   std::shared_ptr<Transformer> model;
+  std::shared_ptr<InferencePlan> plan;  // the model's
   std::optional<TomoeMoe> moe;
   bool has_reference = false;  // MoHD / MoH: a reference form to compare the sparse kernels with
 
@@ -30,28 +32,19 @@ struct Subject {
   // last: only the last position's logits (a prompt before generation); else every position's (scoring).
   void forward(const torch::Tensor& tokens, Kernels k, bool last, KvCache* cache = nullptr) {
     if (moe) return void(moe->forward(tokens, cache, last));
-    ForwardContext ctx;
-    ctx.kernels = k;
-    ctx.aux_losses_wanted = false;
-    ctx.kv_cache = cache;
-    ctx.last_logits_only = last;
-    model->forward(tokens, ctx);
+    ExecOptions exec;
+    exec.form = k;
+    exec.cache = cache;
+    exec.last_logits_only = last;
+    plan->forward(tokens, exec);
   }
   void attention(const torch::Tensor& h, Kernels k) {
     if (moe) return void(moe->attention(0, h));
-    auto& block = *model->blocks->ptr<BlockImpl>(0);
-    ForwardContext ctx;
-    ctx.kernels = k;
-    ctx.aux_losses_wanted = false;
-    block.attn->forward(h, model->rope(), ctx, block.taps);
+    plan->attention(0, h, k);
   }
   void feed_forward(const torch::Tensor& h, Kernels k) {
     if (moe) return void(moe->feed_forward(0, h));
-    auto& block = *model->blocks->ptr<BlockImpl>(0);
-    ForwardContext ctx;
-    ctx.kernels = k;
-    ctx.aux_losses_wanted = false;
-    block.ffn->forward(h, ctx, block.taps);
+    plan->feed_forward(0, h, k);
   }
   // Forward FLOPs per token with `context` keys per query and the output head run for `head_rows` of the
   // tokens (see the header).
@@ -84,6 +77,7 @@ Subject make_subject(const InferenceCase& c) {
     s.model = std::make_shared<Transformer>(c.options);
     s.model->init_weights(1);
     s.model->eval();
+    s.plan = std::make_shared<InferencePlan>(*s.model);
     s.has_reference = attention_kind(c.options.attention).sparse_form || ffn_kind(c.options.ffn).sparse_form;
   }
   return s;

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/data/tokenizers/tokenizer.h"
-#include "core/model/generate.h"
+#include "core/engine/generate.h"
 #include "core/train/checkpoint.h"
 #include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
@@ -47,7 +47,8 @@ void register_generate(CLI::App& app) {
     g.seed = a->seed;
     for (auto id : {tok->bos_id(), tok->eos_id()})
       if (id >= 0) g.stop_ids.push_back(id);
-    auto out = generate(*ck.model, prompt, g);
+    InferencePlan plan(*ck.model);
+    auto out = generate(plan, prompt, g);
     std::vector<std::int32_t> all(prompt.begin() + 1, prompt.end());
     all.insert(all.end(), out.begin(), out.end());
     std::int32_t prev = start;

@@ -17,7 +17,7 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/observe/observe_capture.h"
 #include "core/observe/store_observations.h"
@@ -131,7 +131,7 @@ void print_summary(const ObserveReport& rep, const ObserveOptions& opt) {
 void register_observe(CLI::App& app) {
   auto a = std::make_shared<ObserveArgs>();
   auto* cmd = app.add_subcommand("observe", "MoHD section-3 activation observations (Fig. 3-5) of a capture");
-  auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 file (moxlab probe)");
+  auto* cap = cmd->add_option("--capture", a->capture, "capture HDF5 file (moxlab capture)");
   cmd->add_option("--run", a->run, "run id: its newest capture of every tap, or a new one")->excludes(cap)->check(run_id());
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--tokens", a->tokens, "token budget when --run has to capture")

@@ -9,7 +9,7 @@ void register_all(CLI::App& app) {
   register_import(app);
   register_export(app);
   register_eval(app);
-  register_probe(app);
+  register_capture(app);
   register_observe(app);
   register_route(app);
   register_runs(app);

@@ -20,7 +20,7 @@ void register_generate(CLI::App& app);
 void register_import(CLI::App& app);
 void register_export(CLI::App& app);
 void register_eval(CLI::App& app);
-void register_probe(CLI::App& app);
+void register_capture(CLI::App& app);
 void register_observe(CLI::App& app);
 void register_route(CLI::App& app);
 void register_runs(CLI::App& app);

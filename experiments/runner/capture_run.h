@@ -1,12 +1,12 @@
 // Capturing activations of a resolved checkpoint on its validation split, as a library call shared
-// by `moxlab probe` and `moxlab observe` (which captures when a run has no suitable capture yet):
-// the HDF5 tensor log (layout: core/probe/capture.h) with the run's attributes, recorded as a
+// by `moxlab capture` and `moxlab observe` (which captures when a run has no suitable capture yet):
+// the HDF5 tensor log (layout: core/capture/capture.h) with the run's attributes, recorded as a
 // "capture" artifact of the run.
 #pragma once
 #include <functional>
 #include <string>
 
-#include "core/probe/capture.h"
+#include "core/capture/capture.h"
 #include "experiments/runner/checkpoint_ref.h"
 
 namespace moxlab {

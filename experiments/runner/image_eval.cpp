@@ -7,7 +7,7 @@
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/eval/classification.h"
-#include "core/probe/image_capture.h"
+#include "core/capture/image_capture.h"
 #include "core/store/run_store.h"
 #include "core/train/checkpoint.h"
 #include "experiments/runner/route_run.h"

@@ -1,6 +1,6 @@
 // Registering a run: the row in the run store (config JSON and hash, seed, the binary's git revision,
 // data digest, host) and its directory runs/<id>-<name>/ holding config.json and the run's files. Every command
-// that produces results (train, eval, import, probe) goes through here, so every number in a table
+// that produces results (train, eval, import, capture) goes through here, so every number in a table
 // traces back to one run row.
 #pragma once
 #include <cstdint>

@@ -2,6 +2,8 @@
 // and FLOP-ideal, an op profile and paired speedups on request, and bad requests are one-line errors.
 #include "tests/torch_catch.h"
 
+#include <cstdlib>
+
 #include "experiments/bench/op_profile.h"
 #include "tests/cli/cli_support.h"
 
@@ -59,6 +61,14 @@ TEST_CASE("bench matmul times the packed products against torch::mm at the model
     CHECK(r.out.find(row) != std::string::npos);
   auto bad = run_cli("bench matmul --config micro.toml --rows 0", dir);
   CHECK(bad.exit_code != 0);
+  // MOXLAB_ISA forces the kernels' variant (an AVX2-only machine timed on an AVX-512 one); the header names it.
+  setenv("MOXLAB_ISA", "portable", 1);
+  auto portable = run_cli("bench matmul --config micro.toml --set model.dim=48 --set model.n_heads=4 --rows 7 --repeats 1", dir);
+  unsetenv("MOXLAB_ISA");
+  INFO(portable.out << portable.err);
+  REQUIRE(portable.exit_code == 0);
+  CHECK(portable.out.find("packed kernel portable") != std::string::npos);
+  CHECK(portable.out.find("| W_O 48 -> 48 | 7 |") != std::string::npos);
 }
 
 TEST_CASE("The op profile counts each op by name and shapes, self time within total time", "[bench]") {

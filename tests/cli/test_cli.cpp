@@ -53,7 +53,7 @@ TEST_CASE("Greedy stories260K generation equals llama2.c token for token", "[e2e
   CHECK(store.result(1, "params/active")->value == Approx(5 * (4096 + 2 * 2048 + 4096 + 3 * 64 * 172 + 128) + 64));
 }
 
-TEST_CASE("A micro model trained on real package text lowers its loss, and eval and probe record results", "[e2e][train]") {
+TEST_CASE("A micro model trained on real package text lowers its loss, and eval and capture record results", "[e2e][train]") {
   const std::string dir = scratch_dir("micro");
   const std::string cfg = write_micro_config(dir, 120);
   auto tr = run_cli("train --config micro.toml", dir);
@@ -89,7 +89,7 @@ TEST_CASE("A micro model trained on real package text lowers its loss, and eval 
     CHECK(store.result(1, "lambada_openai/perplexity"));
   }
 
-  auto pr = run_cli("probe --run 1 --taps 'blocks.*.attn.out,blocks.0.ffn.act' --tokens 256 --seq-len 32 --out cap.h5", dir);
+  auto pr = run_cli("capture --run 1 --taps 'blocks.*.attn.out,blocks.0.ffn.act' --tokens 256 --seq-len 32 --out cap.h5", dir);
   INFO(pr.err);
   REQUIRE(pr.exit_code == 0);
   TensorLogReader h5(dir + "/cap.h5");

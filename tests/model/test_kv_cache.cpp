@@ -4,7 +4,7 @@
 // across the end of the context window too.
 #include "tests/torch_catch.h"
 
-#include "core/model/generate.h"
+#include "core/engine/generate.h"
 #include "core/model/kv_cache.h"
 #include "core/model/transformer.h"
 #include "experiments/bench/tomoe_bench_model.h"
@@ -106,7 +106,8 @@ TEST_CASE("generate() with the KV cache equals recomputing every prefix, across 
     GenerateOptions g;
     g.max_new_tokens = 14;  // prompt 6 + 14 passes max_seq_len 16: the last steps slide the window
     const std::vector<std::int32_t> prompt = {1, 7, 3, 9, 2, 5};
-    CHECK(generate(m, prompt, g) == greedy_recompute(m, std::vector<std::int64_t>(prompt.begin(), prompt.end()), 14));
+    InferencePlan plan(m);
+    CHECK(generate(plan, prompt, g) == greedy_recompute(m, std::vector<std::int64_t>(prompt.begin(), prompt.end()), 14));
   }
 }
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "core/model/generate.h"
+#include "core/engine/generate.h"
 #include "core/model/param_count.h"
 #include "core/model/transformer.h"
 #include "kernels/fused/rms_norm.h"
@@ -179,9 +179,9 @@ TEST_CASE("SwiGLU computes W2(SiLU(W1 x) * W3 x) and taps its pieces", "[model]"
   f.w1->weight.data().fill_(2.0);
   f.w3->weight.data().fill_(3.0);
   f.w2->weight.data().fill_(0.5);
-  ProbeRecorder rec("blocks.0.ffn.*");
+  TapRecorder rec("blocks.0.ffn.*");
   ForwardContext ctx;
-  ctx.probes = &rec;
+  ctx.tap_recorder = &rec;
   auto y = f.forward(torch::full({1, 1, 1}, 1.0), ctx, BlockTapNames(0));
   const double silu2 = 2.0 / (1.0 + std::exp(-2.0));  // SiLU(2)
   CHECK(y.item<float>() == Approx(0.5 * silu2 * 3.0).epsilon(1e-6));
@@ -213,9 +213,9 @@ TEST_CASE("Probe taps are selected by glob and cost nothing when disabled", "[mo
   CHECK(dense_tap_names(2).size() == 26);
   Transformer m(micro_options());
   m.init_weights(1);
-  ProbeRecorder rec("blocks.1.attn.*,blocks.0.resid.out");
+  TapRecorder rec("blocks.1.attn.*,blocks.0.resid.out");
   ForwardContext ctx;
-  ctx.probes = &rec;
+  ctx.tap_recorder = &rec;
   m.forward(torch::tensor({{1, 2, 3}}, torch::kLong), ctx);
   auto taps = rec.take();
   CHECK(taps.size() == 7);
@@ -246,11 +246,12 @@ TEST_CASE("Greedy generation is deterministic and stops at a stop token", "[mode
   m.init_weights(7);
   GenerateOptions g;
   g.max_new_tokens = 6;
-  auto a = generate(m, {1, 2}, g);
-  auto b = generate(m, {1, 2}, g);
+  InferencePlan plan(m);
+  auto a = generate(plan, {1, 2}, g);
+  auto b = generate(plan, {1, 2}, g);
   CHECK(a == b);
   CHECK(a.size() == 6);
   g.stop_ids = {a[2]};
-  auto c = generate(m, {1, 2}, g);
+  auto c = generate(plan, {1, 2}, g);
   CHECK(c.size() <= 2);
 }

@@ -251,9 +251,9 @@ TEST_CASE("A MoH model trains: gradients reach the routers, the balance loss is 
   m.moh.layer_active = {"3", "4"};
   Transformer model(m);
   model.init_weights(1);
-  ProbeRecorder probes("blocks.0.attn.router.topk,blocks.1.attn.router.probs");
+  TapRecorder probes("blocks.0.attn.router.topk,blocks.1.attn.router.probs");
   ForwardContext ctx;
-  ctx.probes = &probes;
+  ctx.tap_recorder = &probes;
   auto tokens = torch::randint(0, 32, {2, 8}, torch::kLong);
   auto logits = model.forward(tokens, ctx);
   REQUIRE(ctx.aux_losses.size() == 2);

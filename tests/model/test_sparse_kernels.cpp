@@ -384,10 +384,10 @@ TEST_CASE("Kernel choice: automatic follows the module's rule for inference and 
   CHECK(ctx.sparse_kernels(false, true));
   {
     torch::NoGradGuard ng;
-    ProbeRecorder rec("blocks.0.attn.q");
-    ctx.probes = &rec;
+    TapRecorder rec("blocks.0.attn.q");
+    ctx.tap_recorder = &rec;
     CHECK(!ctx.sparse_kernels(true, true));  // taps need the reference form's intermediate tensors
-    ctx.probes = nullptr;
+    ctx.tap_recorder = nullptr;
     ctx.kernels = Kernels::reference;
     CHECK(!ctx.sparse_kernels(true, true));
   }

@@ -11,7 +11,7 @@
 #include "core/model/transformer.h"
 #include "core/model/vision_transformer.h"
 #include "core/observe/router_domains.h"
-#include "core/probe/image_capture.h"
+#include "core/capture/image_capture.h"
 #include "core/train/image_objective.h"
 #include "core/train/trainer.h"
 #include "tests/cli/cli_support.h"
@@ -57,10 +57,10 @@ TEST_CASE("ViT attention is bidirectional, the decoder's stays causal", "[vit]")
   auto x = torch::rand({1, 4, 4});
   auto y = x.clone();
   y[0][3][3] = 1.0f - y[0][3][3].item<float>();  // a pixel of the last patch
-  ProbeRecorder ra("blocks.0.attn.out"), rb("blocks.0.attn.out");
+  TapRecorder ra("blocks.0.attn.out"), rb("blocks.0.attn.out");
   ForwardContext ca, cb;
-  ca.probes = &ra;
-  cb.probes = &rb;
+  ca.tap_recorder = &ra;
+  cb.tap_recorder = &rb;
   vit.forward(x, ca);
   vit.forward(y, cb);
   auto first_a = ra.take().at("blocks.0.attn.out")[0][0], first_b = rb.take().at("blocks.0.attn.out")[0][0];

@@ -1,5 +1,5 @@
 // moxlab's HDF5 files for the readers' mutation tests, written by the library's own writers without
-// LibTorch: a capture streamed window by window in the layout of core/probe/capture.h (as
+// LibTorch: a capture streamed window by window in the layout of core/capture/capture.h (as
 // capture_activations writes it: appended rows, /text, root attributes), a routing capture of MoHD
 // attention routers (top-2 of 4 sub-dims) and ToMoE FFN routers (one-hot over 4 experts), the
 // observations file `observe` makes of the capture, the routing file `route` makes of the routing

@@ -1,4 +1,4 @@
-// core/observe/observe_capture: a tiny synthetic capture (layout of core/probe/capture.h) written with
+// core/observe/observe_capture: a tiny synthetic capture (layout of core/capture/capture.h) written with
 // TensorLogWriter, observed, and the observations file read back; bad captures are one-line Errors
 // that leave no observations file behind.
 #include <catch2/catch.hpp>

@@ -59,7 +59,7 @@ struct Capture {
   std::vector<std::string> fstr = {"arxiv", "code", "wiki"};
 };
 
-// Written the way core/probe/capture.cpp streams a capture: per window, append probe rows, token ids,
+// Written the way core/capture/capture.cpp streams a capture: per window, append probe rows, token ids,
 // domain labels and [begin, end) text offsets; root attributes carry the run id and config.
 Capture write_capture(const std::string& path) {
   Capture c;

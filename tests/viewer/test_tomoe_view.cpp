@@ -1,6 +1,6 @@
 // viewer/model/box_stats and tomoe_view: hand-computed box statistics (type-7 quartiles), the per-layer
 // ToMoE series, and the routed expert of each token decoded from a small synthetic routing capture
-// (the layout of core/probe/capture.h, written with TensorLogWriter).
+// (the layout of core/capture/capture.h, written with TensorLogWriter).
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -47,7 +47,7 @@ const File* cached_file(ViewerContext& ctx, Cache& cache, std::int64_t run, cons
 
 const ObservationFile* ViewerContext::observations(std::int64_t run, std::string* why) {
   return cached_file<ObservationFile>(*this, observation_cache_, run, "observations",
-                                      "moxlab probe --run N, then moxlab observe --run N", read_observation_file, why);
+                                      "moxlab capture --run N, then moxlab observe --run N", read_observation_file, why);
 }
 
 const RoutingFile* ViewerContext::routing(std::int64_t run, std::string* why) {

@@ -1,6 +1,6 @@
 // What the ToMoE panel shows, computed without ImGui (unit-tested in tests/viewer/test_tomoe_view.cpp):
 // the per-layer series of a conversion file (core/observe/tomoe_conversion_file.h) and the routed expert
-// of each captured token (the routing capture of `moxlab route`, layout core/probe/capture.h).
+// of each captured token (the routing capture of `moxlab route`, layout core/capture/capture.h).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 //      gate (kernels/fused/attention.h);
 //   3. on each thread's rows, W_O over the shared heads' columns, then each routed head's columns added
 //      into only the rows that selected it (Eq. 4's weighted sum in the output projection).
-// With the query-norm router (it reads every head's query) or probe taps (they record whole tensors) step 1
+// With the query-norm router (it reads every head's query) or a tap recorder (taps record whole tensors) step 1
 // computes every query. Active multiply-adds per token and layer: (shared + K routed) / h of W_Q, W_O and
 // the scores and value mixes, all of W_K and W_V.
 #include "core/model/moh/moh_attention.h"
@@ -21,7 +21,7 @@ torch::Tensor MohAttention::forward_fused(const torch::Tensor& x, const Rope& ro
   const std::int64_t H = n_heads_, Hkv = n_kv_heads_, hd = head_dim_, s = o_.shared, kv = Hkv * hd;
   torch::Tensor q, k, v;
   HeadRouting r;
-  if (o_.router != "learned" || ctx.probes != nullptr) {
+  if (o_.router != "learned" || ctx.tap_recorder != nullptr) {
     ctx.tap(taps.attn_in, x);
     std::tie(q, k, v) = project_qkv(x);
     q = q.view({B, T, H, hd});

@@ -24,7 +24,7 @@ SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, 
                                   const std::string& probs_tap, const std::string& topk_tap) {
   SubDimRouting r = router(x);
   ctx.tap(probs_tap, r.probs);
-  if (ctx.probes) ctx.tap(topk_tap, r.active.to(torch::kFloat));  // the conversion only where probes record
+  if (ctx.tap_recorder) ctx.tap(topk_tap, r.active.to(torch::kFloat));  // the conversion only where taps record
   if (o_.balance_beta > 0 && ctx.aux_losses_wanted) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
   return r;
 }
@@ -52,7 +52,7 @@ MohdMixerImpl::Sparse MohdMixerImpl::sparse(const SubDimRouting& r) const {
 }
 
 std::optional<MohdMixerImpl::Sparse> MohdMixerImpl::sparse_if_wins(const SubDimRouting& r, const ForwardContext& ctx) const {
-  if (!ctx.sparse_kernels(true, true)) return std::nullopt;  // reference forced, or probes
+  if (!ctx.sparse_kernels(true, true)) return std::nullopt;  // reference forced, or taps recorded
   Sparse s = sparse(r);
   // Inference and training alike (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
   const bool wins = s.selection.grouped;

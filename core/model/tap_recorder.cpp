@@ -1,4 +1,4 @@
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 
 #include <fnmatch.h>
 
@@ -43,7 +43,7 @@ bool tap_selected(const std::string& globs, const std::string& name) {
   return false;
 }
 
-bool ProbeRecorder::wants(const std::string& name) {
+bool TapRecorder::wants(const std::string& name) {
   auto it = decided_.find(name);
   if (it != decided_.end()) return it->second;
   bool yes = tap_selected(globs_, name);
@@ -51,7 +51,7 @@ bool ProbeRecorder::wants(const std::string& name) {
   return yes;
 }
 
-void ProbeRecorder::record(const std::string& name, const torch::Tensor& t) {
+void TapRecorder::record(const std::string& name, const torch::Tensor& t) {
   torch::NoGradGuard ng;
   auto x = t.detach().to(torch::kCPU, torch::kFloat32);
   if (x.dim() > 3) x = x.flatten(2);  // [B, T, heads, head_dim] → [B, T, heads*head_dim]
@@ -59,7 +59,7 @@ void ProbeRecorder::record(const std::string& name, const torch::Tensor& t) {
   recorded_[name] = x.contiguous().clone();
 }
 
-std::map<std::string, torch::Tensor> ProbeRecorder::take() {
+std::map<std::string, torch::Tensor> TapRecorder::take() {
   std::map<std::string, torch::Tensor> out;
   out.swap(recorded_);
   return out;

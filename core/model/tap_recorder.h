@@ -2,7 +2,7 @@
 //   blocks.{l}.attn.in|q|k|v|ctx|out, blocks.{l}.resid.mid, blocks.{l}.ffn.in|gate|up|act|out,
 //   blocks.{l}.resid.out, and routing taps blocks.{l}.attn.router.probs|topk, blocks.{l}.ffn.router.probs|topk,
 //   blocks.{l}.ffn.expert.
-// A ProbeRecorder selects taps by comma-separated globs ("blocks.*.ffn.out,blocks.0.attn.*") and keeps
+// A TapRecorder selects taps by comma-separated globs ("blocks.*.ffn.out,blocks.0.attn.*") and keeps
 // detached float32 copies shaped [batch, tokens, features] until taken.
 #pragma once
 #include <map>
@@ -28,9 +28,9 @@ std::vector<std::string> dense_tap_names(int n_layers);
 // True when name matches one of the comma-separated globs (fnmatch; '*' also crosses dots).
 bool tap_selected(const std::string& globs, const std::string& name);
 
-class ProbeRecorder {
+class TapRecorder {
  public:
-  explicit ProbeRecorder(std::string globs) : globs_(std::move(globs)) {}
+  explicit TapRecorder(std::string globs) : globs_(std::move(globs)) {}
   bool wants(const std::string& name);
   void record(const std::string& name, const torch::Tensor& t);
   // Recorded tensors by name, [B, T, F] float32 on CPU; clears the recorder.

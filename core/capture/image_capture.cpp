@@ -1,7 +1,7 @@
-#include "core/probe/image_capture.h"
+#include "core/capture/image_capture.h"
 
 #include "core/common/error.h"
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 #include "core/observe/layout_check.h"
 
 namespace moxlab {
@@ -18,9 +18,9 @@ std::int64_t capture_image_taps(VisionTransformer& model, const torch::Tensor& p
   std::int64_t rows = 0;
   for (std::int64_t s = 0; s < pixels.size(0); s += batch_size) {
     const std::int64_t n = std::min<std::int64_t>(batch_size, pixels.size(0) - s);
-    ProbeRecorder rec(taps);
+    TapRecorder rec(taps);
     ForwardContext ctx;
-    ctx.probes = &rec;
+    ctx.tap_recorder = &rec;
     model.forward(pixels.narrow(0, s, n), ctx);
     auto recorded = rec.take();
     require(!recorded.empty(), "no tap matches '" + taps + "'");

@@ -1,4 +1,4 @@
-#include "core/probe/capture.h"
+#include "core/capture/capture.h"
 
 #include <algorithm>
 
@@ -51,15 +51,15 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
     const Window& win = windows[w];
     std::vector<std::int32_t> ids(win.len);
     src.read(win.domain, win.start, win.len, ids.data());
-    ProbeRecorder rec(opt.taps);
+    TapRecorder rec(opt.taps);
     ForwardContext ctx;
-    ctx.probes = &rec;
+    ctx.tap_recorder = &rec;
     auto x = torch::from_blob(ids.data(), {1, win.len}, torch::kInt32).to(torch::kLong)
                  .to(model.tok_embeddings->weight.device());
     model.forward(x, ctx);
     auto taps = rec.take();
     if (w == 0) {
-      require(!taps.empty(), "no tap matches '" + opt.taps + "' (see `moxlab probe --list-taps`)");
+      require(!taps.empty(), "no tap matches '" + opt.taps + "' (see `moxlab capture --list-taps`)");
       for (const auto& [name, t] : taps) summary.taps.push_back(name);
     }
     for (const auto& [name, t] : taps) {

@@ -1,12 +1,12 @@
-// `moxlab probe --run ID|--checkpoint P --taps 'blocks.*.attn.out,...' --tokens N --out FILE.h5`
-// Captures activations on held-out text into an HDF5 tensor log (layout: core/probe/capture.h) and
+// `moxlab capture --run ID|--checkpoint P --taps 'blocks.*.attn.out,...' --tokens N --out FILE.h5`
+// Captures activations on held-out text into an HDF5 tensor log (layout: core/capture/capture.h) and
 // records it as an artifact of the run.
 #include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "core/common/error.h"
-#include "core/model/probe_recorder.h"
+#include "core/model/tap_recorder.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/cli_options.h"
@@ -17,7 +17,7 @@
 namespace moxlab::cli {
 
 namespace {
-struct ProbeArgs {
+struct CaptureArgs {
   CheckpointRef ref;
   CaptureOptions capture;
   std::string out;
@@ -26,9 +26,10 @@ struct ProbeArgs {
 };
 }  // namespace
 
-void register_probe(CLI::App& app) {
-  auto a = std::make_shared<ProbeArgs>();
-  auto* cmd = app.add_subcommand("probe", "Capture activations of named taps to HDF5");
+void register_capture(CLI::App& app) {
+  auto a = std::make_shared<CaptureArgs>();
+  auto* cmd = app.add_subcommand("capture", "Capture activations of named taps to HDF5 (also: probe)");
+  cmd->alias("probe");  // the command's name before taps, captures and observations were named as one pipeline
   add_checkpoint_options(cmd, a->ref, "model's");
   cmd->add_option("--store", a->ref.store, "run store")->capture_default_str();
   cmd->add_option("--taps", a->capture.taps, "comma-separated globs over tap names")->capture_default_str();

@@ -1,4 +1,4 @@
-// Activation capture of a ViT over labelled images, in the capture layout of core/probe/capture.h so
+// Activation capture of a ViT over labelled images, in the capture layout of core/capture/capture.h so
 // the same observers read it (router statistics per class = per "domain", MoH Fig. 3 for images):
 //   /probes/<tap>   float32 [N, features]  one row per patch token
 //   /domain         int32   [N]            the image's label, index into /domain_names (class names)

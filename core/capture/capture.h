@@ -1,4 +1,4 @@
-// Activation capture: runs a model over held-out text and streams the selected probe taps into an
+// Activation capture: runs a model over held-out text and streams the selected taps into an
 // HDF5 tensor log. Layout (layout_version 2; readable by h5py; checked by core/observe/layout_check.h):
 //   /probes/<tap name>   float32 [N, features]   one row per captured token
 //   /tokens              int32   [N]             token ids

@@ -1,4 +1,4 @@
-#include "core/model/generate.h"
+#include "core/engine/generate.h"
 
 #include <algorithm>
 
@@ -7,31 +7,30 @@
 
 namespace moxlab {
 
-std::vector<std::int32_t> generate(Transformer& model, const std::vector<std::int32_t>& prompt,
+std::vector<std::int32_t> generate(InferencePlan& plan, const std::vector<std::int32_t>& prompt,
                                    const GenerateOptions& opt) {
   require(!prompt.empty(), "generation needs at least one prompt token");
   torch::NoGradGuard ng;
-  model.eval();
+  plan.model().eval();
   torch::Generator gen = at::detail::createCPUGenerator(opt.seed);
   std::vector<std::int64_t> seq(prompt.begin(), prompt.end());
   std::vector<std::int32_t> out;
-  const long max_len = model.options().max_seq_len;
+  const long max_len = plan.options().max_seq_len;
   KvCache cache;
   // Logits after tokens [from, end) of seq: with the cache while the whole sequence fits the context
   // (only the new tokens run), otherwise over the last max_seq_len tokens from scratch.
   auto next_logits = [&](std::size_t from) {
     const long n = static_cast<long>(seq.size());
-    ForwardContext ctx;
-    ctx.last_logits_only = true;
-    ctx.aux_losses_wanted = false;
+    ExecOptions exec;
+    exec.last_logits_only = true;
     long start = static_cast<long>(from);
     if (n <= max_len) {
-      ctx.kv_cache = &cache;
+      exec.cache = &cache;
     } else {
       start = n - max_len;
     }
     auto x = torch::from_blob(seq.data() + start, {1, n - start}, torch::kInt64).clone();
-    return model.forward(x, ctx).view({-1}).to(torch::kFloat32);
+    return plan.forward(x, exec).view({-1}).to(torch::kFloat32);
   };
   auto logits = next_logits(0);
   for (int i = 0; i < opt.max_new_tokens; ++i) {
