@@ -50,6 +50,8 @@ struct ModelKind {
 
 // Every kind, in registration order (dense first).
 const std::vector<ModelKind>& model_kinds();
+// The kind of that name, or null (a run recorded by a build that had other kinds).
+const ModelKind* find_model_kind(const std::string& name);
 // The kind of that name; throws Error "unknown model.<part> kind 'x' (known: ...)" for another.
 const ModelKind& attention_kind(const std::string& name);
 const ModelKind& ffn_kind(const std::string& name);

@@ -19,6 +19,12 @@ const std::vector<ModelKind>& model_kinds() {
   return kinds;
 }
 
+const ModelKind* find_model_kind(const std::string& name) {
+  for (const auto& k : model_kinds())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
 namespace {
 
 std::vector<std::string> names_where(bool attention) {
@@ -29,8 +35,7 @@ std::vector<std::string> names_where(bool attention) {
 }
 
 const ModelKind& kind_for(const std::string& name, bool attention) {
-  for (const auto& k : model_kinds())
-    if (k.name == name && !(attention ? k.attention_help : k.ffn_help).empty()) return k;
+  if (const ModelKind* k = find_model_kind(name); k && !(attention ? k->attention_help : k->ffn_help).empty()) return *k;
   std::string known;
   for (const auto& n : names_where(attention)) known += (known.empty() ? "" : ", ") + n;
   throw Error(std::string("unknown model.") + (attention ? "attention" : "ffn") + " kind '" + name + "' (known: " + known + ")");
@@ -55,9 +60,9 @@ std::string attention_kinds_help() { return help_where(true); }
 std::string ffn_kinds_help() { return help_where(false); }
 
 bool has_routers(const std::string& attention, const std::string& ffn) {
-  for (const auto& k : model_kinds())
-    if ((k.name == attention && !k.attention_routes.empty()) || (k.name == ffn && !k.ffn_routes.empty())) return true;
-  return false;
+  const ModelKind* a = find_model_kind(attention);
+  const ModelKind* f = find_model_kind(ffn);
+  return (a && !a->attention_routes.empty()) || (f && !f->ffn_routes.empty());
 }
 
 bool names_module(const std::string& name, const std::vector<std::string>& parts) {

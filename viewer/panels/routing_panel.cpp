@@ -48,10 +48,8 @@ class RoutingPanel : public Panel {
     // What each part's router picks (model_kind.h): MoH heads, ToMoE MLP experts, MoHD hidden sub-dimensions.
     const RunRow* run = ctx.catalog.find(ctx.focus);
     const auto routes = [&](const char* key, bool attention) -> std::string {
-      const std::string kind = run ? run->config.value(key, "dense") : "dense";
-      for (const auto& k : model_kinds())
-        if (k.name == kind) return attention ? k.attention_routes : k.ffn_routes;
-      return {};
+      const ModelKind* k = find_model_kind(run ? run->config.value(key, "dense") : "dense");
+      return !k ? "" : attention ? k->attention_routes : k->ffn_routes;
     };
     const std::string attn_routes = routes("model.attention", true), ffn_routes = routes("model.ffn", false);
     for (const auto& r : f->routers) {
