@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/engine/inference_plan.h"
 #include "core/observe/layout_check.h"
 
 namespace moxlab {
@@ -47,6 +48,7 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
   model.eval();
   std::int64_t text_pos = 0;
   const std::int32_t start_token = tok.bos_id() >= 0 ? tok.bos_id() : tok.document_separator();
+  InferencePlan plan(model);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
     std::vector<std::int32_t> ids(win.len);
@@ -56,7 +58,7 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
     ctx.tap_recorder = &rec;
     auto x = torch::from_blob(ids.data(), {1, win.len}, torch::kInt32).to(torch::kLong)
                  .to(model.tok_embeddings->weight.device());
-    model.forward(x, ctx);
+    plan.forward(x, {}, &ctx);
     auto taps = rec.take();
     if (w == 0) {
       require(!taps.empty(), "no tap matches '" + opt.taps + "' (see `moxlab capture --list-taps`)");

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
-#include "core/model/kv_cache.h"
+#include "core/engine/kv_cache.h"
 
 namespace moxlab {
 

@@ -1,5 +1,5 @@
 // Autoregressive generation on an inference plan: greedy (argmax, deterministic) or temperature sampling.
-// The prompt runs once and each new token alone against a KV cache (core/model/kv_cache.h) while the sequence fits
+// The prompt runs once and each new token alone against a KV cache (core/engine/kv_cache.h) while the sequence fits
 // model.max_seq_len; beyond it every step recomputes the last max_seq_len tokens (a sliding window).
 // Stops after max_new_tokens or when the model emits one of stop_ids.
 #pragma once

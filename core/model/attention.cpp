@@ -3,9 +3,6 @@
 #include <cmath>
 
 #include "core/model/kind_modules.h"
-#include "core/model/kv_cache.h"
-#include "kernels/fused/attention.h"
-#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -49,10 +46,6 @@ constexpr std::int64_t kQueryTile = 64;
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale, const torch::Tensor& gates, const torch::Tensor& dim_scales) {
-  if (attention_fusable(q, k, v) && (!gates.defined() || attention_gates_fit(q, gates)) &&
-      (!dim_scales.defined() || attention_dim_scales_fit(q, v, dim_scales)))
-    return attention_inference(q, k, v, causal, scale == 0 ? 1.0 / std::sqrt(static_cast<double>(q.size(-1))) : scale, gates,
-                               dim_scales);
   auto out = dot_product_attention_torch(q, k, v, causal, scale);  // [B, H, T, hd]
   if (gates.defined()) out = out * gates.transpose(1, 2).unsqueeze(-1);
   return dim_scales.defined() ? out * dim_scales.unsqueeze(1) : out;
@@ -90,41 +83,24 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
                                            const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
   ctx.tap(taps.attn_in, x);
-  auto [q, k, v] = project_qkv(x);
-  q = q.view({B, T, n_heads_, head_dim_});
-  k = k.view({B, T, n_kv_heads_, head_dim_});
-  v = v.view({B, T, n_kv_heads_, head_dim_});
+  const auto q = wq(x).view({B, T, n_heads_, head_dim_});
+  const auto k = wk(x).view({B, T, n_kv_heads_, head_dim_});
+  const auto v = wv(x).view({B, T, n_kv_heads_, head_dim_});
   ctx.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
   ctx.tap(taps.attn_k, k);
   ctx.tap(taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
-  return attend(q, k, v, rope, ctx, qk_mask);
+  return attend(q, k, v, rope, qk_mask);
 }
 
-std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> DenseAttention::project_qkv(const torch::Tensor& x) {
-  // Training (autograd), other dtypes and devices: the three modules.
-  if (!packed_applies(x)) return {wq(x), wk(x), wv(x)};
-  // One product instead of three reads x once, on each thread's own rows against the weights packed
-  // once (kernels/fused/packed_matmul.h); q, k and v are column slices of it.
-  const std::int64_t nq = wq->weight.size(0), nkv = wk->weight.size(0);
-  const auto w = stacked_.get({wq->weight, wk->weight, wv->weight}, [&] { return pack_weight(torch::cat({wq->weight, wk->weight, wv->weight})); });
-  const auto b = wq->bias.defined() ? stacked_.get({wq->bias, wk->bias, wv->bias}, [&] { return torch::cat({wq->bias, wk->bias, wv->bias}); })
-                                    : torch::Tensor();
-  const auto qkv = packed_linear(x, packed_weight(w, nq + 2 * nkv), b);
-  return {qkv.narrow(-1, 0, nq), qkv.narrow(-1, nq, nkv), qkv.narrow(-1, nq + nkv, nkv)};
-}
-
-torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
-                                     const torch::Tensor& qk_mask, const torch::Tensor& gates) const {
-  KvCache::Entry* past = ctx.kv_cache ? &ctx.kv_cache->at(this) : nullptr;
-  const std::int64_t start = past ? past->length() : 0;
-  q = rope.apply(q, start);
-  k = rope.apply(k, start);
+torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, const torch::Tensor& qk_mask,
+                                     const torch::Tensor& gates) const {
+  q = rope.apply(q);
+  k = rope.apply(k);
   if (qk_mask.defined()) {
     q = q * qk_mask;
     k = k * qk_mask;
   }
-  if (past) std::tie(k, v) = append_kv(*past, k, v);
   auto out = dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal_, 0, gates);  // [B, H, T, hd]
   return out.transpose(1, 2);                                                             // [B, T, H, hd]
 }
@@ -132,10 +108,7 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
 torch::Tensor DenseAttention::project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps) {
   auto mixed = heads.reshape({heads.size(0), heads.size(1), n_heads_ * head_dim_});
   ctx.tap(taps.attn_ctx, mixed);
-  auto y = packed_applies(mixed) ? packed_linear(mixed, packed_weight(stacked_.get({wo->weight}, [&] { return pack_weight(wo->weight); }),
-                                                                   wo->weight.size(0)),
-                                                 wo->bias)
-                                  : wo(mixed);
+  auto y = wo(mixed);
   ctx.tap(taps.attn_out, y);
   return y;
 }

@@ -7,7 +7,6 @@
 
 #include <torch/torch.h>
 
-#include "core/model/derived_weights.h"
 #include "core/model/forward_context.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
@@ -38,11 +37,10 @@ class DenseAttention : public Attention {
                              torch::Tensor* q_pre_rope = nullptr, const torch::Tensor& qk_mask = {});
   torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
   // The middle of head_outputs: RoPE on q [B, T, H, hd] and k [B, T, Hkv, hd], the optional q/k mask, and
-  // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]; with ctx.kv_cache the tokens
-  // follow the cached positions and attend to them too. Sparse forms compute their own q/k/v. gates
-  // [B, T, H], when given, weight each head's output (see dot_product_attention).
-  torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, ForwardContext& ctx,
-                       const torch::Tensor& qk_mask = {}, const torch::Tensor& gates = {}) const;
+  // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]. Sparse forms compute their own
+  // q/k/v. gates [B, T, H], when given, weight each head's output (see dot_product_attention).
+  torch::Tensor attend(torch::Tensor q, torch::Tensor k, torch::Tensor v, const Rope& rope, const torch::Tensor& qk_mask = {},
+                       const torch::Tensor& gates = {}) const;
   int n_heads() const { return n_heads_; }
   int n_kv_heads() const { return n_kv_heads_; }
   int head_dim() const { return head_dim_; }
@@ -51,28 +49,19 @@ class DenseAttention : public Attention {
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
 
  protected:
-  // x [B, T, dim] -> q [B, T, H * hd], k, v [B, T, Hkv * hd], without taps. Without autograd from one
-  // product with W_Q, W_K, W_V stacked and packed (cached while unchanged, as is the packed W_O).
-  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project_qkv(const torch::Tensor& x);
-
   int n_heads_, n_kv_heads_, head_dim_;
   bool causal_;
-
- private:
-  DerivedWeights stacked_;
 };
 
 // Scaled dot-product attention, softmax(q k^T * scale) v, with a causal mask (decoders) or over every
 // position (the ViT's patch tokens); q: [B, H, T, hq], k: [B, Hkv, T, hq], v: [B, Hkv, T, hd] with query
 // head h reading key/value head h / (H / Hkv) (grouped-query attention); scale 0 means 1 / sqrt(hq)
 // (ToMoE's exported q/k keep fewer dims but the model's 1 / sqrt(head_dim)).
-// Without autograd on float32 CPU tensors it runs the one-pass kernel (kernels/fused/attention.h), else the
-// torch form below. gates [B, T, H], when given, multiply each head's output at each position (MoH's
-// Eq. 4 weighting); the kernel then skips the (position, head) pairs whose gate is 0. dim_scales
-// [B, T, hd], when given, multiply each position's output dims in every head (ToMoE's v/o mask).
+// gates [B, T, H], when given, multiply each head's output at each position (MoH's Eq. 4 weighting);
+// dim_scales [B, T, hd], when given, multiply each position's output dims in every head (ToMoE's v/o mask).
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale = 0, const torch::Tensor& gates = {}, const torch::Tensor& dim_scales = {});
-// The torch-op form (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
+// The attention itself (autograd, any device): 64-position causal query tiles of batched matmuls and softmax.
 torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                           double scale = 0);
 

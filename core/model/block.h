@@ -1,7 +1,9 @@
 // One pre-norm decoder block (LLaMA): h = x + Attn(RMSNorm(x)); y = h + FFN(RMSNorm(h)).
 // Taps: resid.mid = h, resid.out = y (attention and FFN tap their own insides).
 #pragma once
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -11,16 +13,18 @@
 
 namespace moxlab {
 
+// Another computation of one block's attention or FFN with the module's signature, for a pass with
+// autograd: the engine's sparse training forms (core/engine/training_forms.h). Empty: the module's forward.
+struct LayerForms {
+  std::function<torch::Tensor(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps)> attention;
+  std::function<torch::Tensor(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps)> ffn;
+};
+using ModuleForms = std::vector<LayerForms>;  // one per layer
+
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const ModelOptions& o, int layer);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx);
-  // The same with attn_norm(x) given, each residual add fused into the norm after it (add_rms_norm):
-  // returns y and, when `next` is given (the next block's attention norm), next(y).
-  struct Output {
-    torch::Tensor y, y_normed;
-  };
-  Output forward(const torch::Tensor& x, const torch::Tensor& x_normed, const Rope& rope, ForwardContext& ctx, const RMSNormImpl* next);
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const LayerForms* forms = nullptr);
   ParamCount param_count() const;
 
   RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};

@@ -6,7 +6,6 @@
 
 #include <torch/torch.h>
 
-#include "core/model/derived_weights.h"
 #include "core/model/forward_context.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
@@ -26,12 +25,6 @@ class SwiGLU : public FeedForward {
   explicit SwiGLU(const ModelOptions& o);
   torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
   torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
-
- private:
-  DerivedWeights stacked_;  // without autograd: W_gate and W_up packed side by side (one SwiGLU product), W_down packed
 };
-
-// SiLU(gate) ⊙ up. `gate` is consumed: without autograd the result is written over it (no temporaries).
-torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up);
 
 }  // namespace moxlab

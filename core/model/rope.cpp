@@ -1,7 +1,5 @@
 #include "core/model/rope.h"
 
-#include "kernels/fused/rope.h"
-
 namespace moxlab {
 
 Rope::Rope(int head_dim, int max_seq_len, double theta) {
@@ -30,7 +28,6 @@ torch::Tensor rotate_pairs(const torch::Tensor& xp, const torch::Tensor& c, cons
 }  // namespace
 
 torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
-  if (rope_fusable(x, cos_)) return rope_inference(x, cos_, sin_, start);  // inference: one pass
   const auto T = x.size(1);
   TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");
   auto c = cos_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
@@ -44,8 +41,6 @@ torch::Tensor Rope::apply_at(const torch::Tensor& x, const torch::Tensor& positi
 }
 
 torch::Tensor Rope::apply_rows(const torch::Tensor& x, const torch::Tensor& positions) const {
-  const auto rows = x.unsqueeze(0);  // [1, n, H, head_dim]: one sequence of rows with their own positions
-  if (rope_fusable(rows, cos_)) return rope_inference(rows, cos_, sin_, 0, positions).squeeze(0);
   const auto H = x.size(1);
   return apply_at(x.reshape({-1, x.size(2)}), positions.repeat_interleave(H)).view(x.sizes());
 }

@@ -4,8 +4,6 @@
 
 #include "core/model/kind_modules.h"
 #include "core/model/model_kind.h"
-#include "core/model/tomoe/tomoe_trace.h"
-#include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
@@ -16,20 +14,14 @@ BlockImpl::BlockImpl(const ModelOptions& o, int layer) : taps(layer) {
   ffn = register_module("ffn", make_ffn(o, layer));
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx) {
-  return forward(x, attn_norm(x), rope, ctx, nullptr).y;
-}
-
-BlockImpl::Output BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x_normed, const Rope& rope, ForwardContext& ctx,
-                                     const RMSNormImpl* next) {
-  const auto [h, h_normed] = add_rms_norm(x, attn->forward(x_normed, rope, ctx, taps), ffn_norm->weight, ffn_norm->eps());
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const LayerForms* forms) {
+  const auto x_normed = attn_norm(x);
+  const auto h = x + (forms && forms->attention ? forms->attention(x_normed, rope, ctx, taps) : attn->forward(x_normed, rope, ctx, taps));
   ctx.tap(taps.resid_mid, h);
-  const auto f = ffn->forward(h_normed, ctx, taps);
-  Output out;
-  if (next) std::tie(out.y, out.y_normed) = add_rms_norm(h, f, next->weight, next->eps());
-  else out.y = h + f;
-  ctx.tap(taps.resid_out, out.y);
-  return out;
+  const auto h_normed = ffn_norm(h);
+  const auto y = h + (forms && forms->ffn ? forms->ffn(h_normed, ctx, taps) : ffn->forward(h_normed, ctx, taps));
+  ctx.tap(taps.resid_out, y);
+  return y;
 }
 
 ParamCount BlockImpl::param_count() const {
@@ -64,52 +56,42 @@ torch::Tensor Transformer::output_weight() const {
   return output ? output->weight : tok_embeddings->weight;
 }
 
-torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& ctx) {
-  if (ctx.kernels == Kernels::automatic) ctx.kernels = kernels_from_name(opts_.kernels);  // model.kernels
-  const bool tomoe = hypernet && !ctx.gates_off;
-  TomoeTrace own_trace;
-  TomoeTrace* const caller_trace = ctx.tomoe;
-  if (tomoe) {
-    if (!ctx.tomoe) ctx.tomoe = &own_trace;
-    ctx.tomoe->reset(opts_.n_layers);
-    ctx.tomoe->experts = hypernet->forward();  // [L, N, d_e]
-  }
+torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& ctx, const ModuleForms* forms) {
+  TomoePass tomoe;
+  begin_tomoe(ctx, tomoe);
   auto x = tok_embeddings(tokens);
-  // Each block's last residual add fused into the next block's attention norm (the last block's stays
-  // apart: the final norm may read only the last position).
-  torch::Tensor x_normed = blocks->is_empty() ? torch::Tensor() : blocks->ptr<BlockImpl>(0)->attn_norm(x);
-  for (std::size_t l = 0; l < blocks->size(); ++l) {
-    const RMSNormImpl* next = l + 1 < blocks->size() ? blocks->ptr<BlockImpl>(l + 1)->attn_norm.get() : nullptr;
-    auto out = blocks->ptr<BlockImpl>(l)->forward(x, x_normed, rope_, ctx, next);
-    x = out.y;
-    x_normed = out.y_normed;
-  }
-  if (ctx.last_logits_only) x = x.narrow(1, x.size(1) - 1, 1);
+  for (std::size_t l = 0; l < blocks->size(); ++l)
+    x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, ctx, forms && l < forms->size() ? &(*forms)[l] : nullptr);
   x = norm(x);
-  if (tomoe) {  // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L
-    const TomoeRegularisers r = tomoe_regularisers(*ctx.tomoe, opts_);
-    const auto& t = opts_.tomoe;
-    if (t.alpha > 0) ctx.aux_losses.emplace_back("tomoe.param", t.alpha * r.param);
-    if (t.beta > 0 && r.union_term.defined()) ctx.aux_losses.emplace_back("tomoe.union", t.beta * r.union_term);
-    if (t.gamma > 0 && r.load.defined()) ctx.aux_losses.emplace_back("tomoe.load", t.gamma * r.load);
-    ctx.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
-    ctx.tomoe = caller_trace;
-  }
-  const auto w = output_weight();
-  if (packed_applies(x)) {
-    // Inference: the head packed once. OpenBLAS repacks the whole [vocab, d] matrix on every call, which
-    // cost more than the product itself for a prompt's last positions
-    // (docs/decisions/2026-11-26-packed-weight-products.md).
-    const auto head = packed_weight(packed_head_.get({w}, [&] { return pack_weight(w); }), w.size(0));
-    return packed_linear(x, head);
-  }
-  return torch::nn::functional::linear(x, w);
+  end_tomoe(ctx, tomoe);
+  return torch::nn::functional::linear(x, output_weight());
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens) {
   ForwardContext ctx;
   ctx.aux_losses_wanted = false;  // the context is discarded
   return forward(tokens, ctx);
+}
+
+void Transformer::begin_tomoe(ForwardContext& ctx, TomoePass& pass) {
+  pass.active = hypernet && !ctx.gates_off;
+  if (!pass.active) return;
+  pass.caller = ctx.tomoe;
+  if (!ctx.tomoe) ctx.tomoe = &pass.own;
+  ctx.tomoe->reset(opts_.n_layers);
+  ctx.tomoe->experts = hypernet->forward();  // [L, N, d_e]
+}
+
+void Transformer::end_tomoe(ForwardContext& ctx, TomoePass& pass) {
+  if (!pass.active) return;
+  // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L
+  const TomoeRegularisers r = tomoe_regularisers(*ctx.tomoe, opts_);
+  const auto& t = opts_.tomoe;
+  if (t.alpha > 0) ctx.aux_losses.emplace_back("tomoe.param", t.alpha * r.param);
+  if (t.beta > 0 && r.union_term.defined()) ctx.aux_losses.emplace_back("tomoe.union", t.beta * r.union_term);
+  if (t.gamma > 0 && r.load.defined()) ctx.aux_losses.emplace_back("tomoe.load", t.gamma * r.load);
+  ctx.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
+  ctx.tomoe = pass.caller;
 }
 
 torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {

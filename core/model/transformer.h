@@ -5,10 +5,10 @@
 #include <torch/torch.h>
 
 #include "core/model/block.h"
-#include "core/model/derived_weights.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
 #include "core/model/tomoe/expert_hypernetwork.h"
+#include "core/model/tomoe/tomoe_trace.h"
 
 namespace moxlab {
 
@@ -16,9 +16,22 @@ class Transformer : public torch::nn::Module {
  public:
   explicit Transformer(const ModelOptions& o);
 
-  // tokens: [B, T] int64 → logits [B, T, vocab]. ctx collects taps and auxiliary losses.
-  torch::Tensor forward(const torch::Tensor& tokens, ForwardContext& ctx);
+  // tokens: [B, T] int64 → logits [B, T, vocab]. ctx collects taps and auxiliary losses; forms (one per
+  // layer, optional) replace blocks' attention or FFN computations (the engine's training forms).
+  torch::Tensor forward(const torch::Tensor& tokens, ForwardContext& ctx, const ModuleForms* forms = nullptr);
   torch::Tensor forward(const torch::Tensor& tokens);
+
+  // The ToMoE parts of forward around the blocks, for an execution plan that runs the blocks its own way
+  // (core/engine/inference_plan.h): before them, this pass's expert embeddings E = hypernet() (Eq. 1) in
+  // ctx.tomoe (the caller's trace, or the pass's own); after them, Eq. 10's regularisers into ctx.
+  // No-ops for other models and with ctx.gates_off.
+  struct TomoePass {
+    TomoeTrace own;
+    TomoeTrace* caller = nullptr;
+    bool active = false;
+  };
+  void begin_tomoe(ForwardContext& ctx, TomoePass& pass);
+  void end_tomoe(ForwardContext& ctx, TomoePass& pass);
 
   // Mean next-token cross-entropy of targets [B, T] (entries < 0 ignored).
   static torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets);
@@ -41,7 +54,6 @@ class Transformer : public torch::nn::Module {
  private:
   ModelOptions opts_;
   Rope rope_;
-  DerivedWeights packed_head_;  // without autograd: the output head packed (kernels/fused/packed_matmul.h)
 };
 
 // The initialisation every model here shares, by parameter name: Normal(0, init_std) weights; output

@@ -1,6 +1,7 @@
 #include "core/prune/calibration_stats.h"
 
 #include "core/common/error.h"
+#include "core/engine/inference_plan.h"
 
 namespace moxlab {
 
@@ -12,13 +13,14 @@ CalibrationStats calibrate(Transformer& model, const std::vector<torch::Tensor>&
   std::vector<std::array<torch::Tensor, 4>> sq(L);  // sums of squares per input channel
   std::vector<double> cos_sum(L, 0.0);
   std::int64_t tokens = 0;
+  InferencePlan plan(model);
   for (const auto& batch : batches) {
     TapRecorder rec("blocks.*.attn.in,blocks.*.attn.ctx,blocks.*.attn.out,blocks.*.resid.mid,blocks.*.ffn.in,"
                       "blocks.*.ffn.act,blocks.*.resid.out");
     ForwardContext ctx;
     ctx.tap_recorder = &rec;
     const auto inputs = batch.narrow(1, 0, batch.size(1) - 1);
-    model.forward(inputs, ctx);
+    plan.forward(inputs, {}, &ctx);
     auto taps = rec.take();
     for (int l = 0; l < L; ++l) {
       const BlockTapNames n(l);

@@ -1,6 +1,7 @@
 #include "core/train/image_objective.h"
 
 #include "core/common/error.h"
+#include "core/engine/training_forms.h"
 #include "core/eval/classification.h"
 
 namespace moxlab {
@@ -21,13 +22,14 @@ ImageObjective::ImageObjective(const Config& cfg, std::shared_ptr<VisionTransfor
   const std::int64_t n = train_count(cfg, train_split);
   std::tie(train_x_, train_y_) = image_tensors(train_split, 0, n);
   std::tie(val_x_, val_y_) = image_tensors(train_split, n, cfg.data.image_val);
+  forms_ = training_forms(model_->blocks, model_->options());
 }
 
 torch::Tensor ImageObjective::micro_loss(std::int64_t step, int micro, ForwardContext& ctx) {
   std::vector<std::int64_t> idx;
   for (const auto& w : sampler_.windows(step, micro, batch_size_)) idx.push_back(w.start);
   auto sel = torch::tensor(idx, torch::kLong);
-  auto logits = model_->forward(train_x_.index_select(0, sel), ctx);
+  auto logits = model_->forward(train_x_.index_select(0, sel), ctx, &forms_);
   return torch::nn::functional::cross_entropy(logits, train_y_.index_select(0, sel).to(logits.device()));
 }
 

@@ -29,6 +29,7 @@ class ImageObjective : public TrainObjective {
 
  private:
   std::shared_ptr<VisionTransformer> model_;
+  ModuleForms forms_;  // the training forms of the model's kinds (core/engine/training_forms.h)
   int batch_size_;
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   BatchSampler sampler_;

@@ -4,6 +4,7 @@
 
 #include "core/data/shards/domain_subset.h"
 #include "core/engine/inference_plan.h"
+#include "core/engine/training_forms.h"
 #include "core/eval/perplexity.h"
 #include "core/train/distillation.h"
 
@@ -23,7 +24,10 @@ LmObjective::LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, 
       model_(std::move(model)),
       train_(restrict_domains(std::move(train), cfg.train.domains)),
       val_(std::move(val)),
-      sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {}
+      sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
+  forms_ = training_forms(model_->blocks, model_->options());
+  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_);
+}
 
 std::int64_t LmObjective::units_per_micro() const { return static_cast<std::int64_t>(t_.batch_size) * t_.seq_len; }
 
@@ -39,13 +43,13 @@ std::pair<torch::Tensor, torch::Tensor> LmObjective::batch(std::int64_t step, in
 
 torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, ForwardContext& ctx) {
   auto [x, y] = batch(step, micro);
-  auto logits = model_->forward(x, ctx);
+  auto logits = model_->forward(x, ctx, &forms_);
   if (t_.loss != "distill") return Transformer::lm_loss(logits, y);
   torch::Tensor teacher;
   {
     ExecOptions dense;
     dense.gates_off = true;  // the dense model inside the ToMoE model (Eq. 10's f(x))
-    teacher = InferencePlan(*model_).forward(x, dense);
+    teacher = teacher_->forward(x, dense);
   }
   return t_.distill_scale * distillation_kl(teacher, logits);
 }

@@ -6,6 +6,7 @@
 
 #include "core/config/config.h"
 #include "core/data/shards/token_source.h"
+#include "core/engine/inference_plan.h"
 #include "core/model/transformer.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/train_objective.h"
@@ -28,9 +29,10 @@ class LmObjective : public TrainObjective {
   std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
 
  private:
-
   TrainOptions t_;
   std::shared_ptr<Transformer> model_;
+  ModuleForms forms_;           // the training forms of the model's kinds (core/engine/training_forms.h)
+  std::unique_ptr<InferencePlan> teacher_;  // distillation: the dense model inside the ToMoE model
   std::shared_ptr<const TokenSource> train_, val_;
   BatchSampler sampler_;
 };

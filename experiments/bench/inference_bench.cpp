@@ -9,7 +9,9 @@
 
 #include "core/common/error.h"
 #include "core/engine/inference_plan.h"
-#include "core/model/kv_cache.h"
+#include "core/engine/kv_cache.h"
+#include "core/engine/tomoe_moe_plan.h"
+#include "core/io/tomoe_moe_file.h"
 #include "core/model/model_kind.h"
 #include "core/model/transformer.h"
 #include "experiments/bench/timing.h"
@@ -25,12 +27,12 @@ double time_ms(const std::function<void()>& f, double min_seconds) { return 1000
 struct Subject {
   std::shared_ptr<Transformer> model;
   std::shared_ptr<InferencePlan> plan;  // the model's
-  std::optional<TomoeMoe> moe;
+  std::optional<TomoeMoePlan> moe;
   bool has_reference = false;  // MoHD / MoH: a reference form to compare the sparse kernels with
 
   const ModelOptions& options() const { return moe ? moe->options() : model->options(); }
   // last: only the last position's logits (a prompt before generation); else every position's (scoring).
-  void forward(const torch::Tensor& tokens, Kernels k, bool last, KvCache* cache = nullptr) {
+  void forward(const torch::Tensor& tokens, Form k, bool last, KvCache* cache = nullptr) {
     if (moe) return void(moe->forward(tokens, cache, last));
     ExecOptions exec;
     exec.form = k;
@@ -38,11 +40,11 @@ struct Subject {
     exec.last_logits_only = last;
     plan->forward(tokens, exec);
   }
-  void attention(const torch::Tensor& h, Kernels k) {
+  void attention(const torch::Tensor& h, Form k) {
     if (moe) return void(moe->attention(0, h));
     plan->attention(0, h, k);
   }
-  void feed_forward(const torch::Tensor& h, Kernels k) {
+  void feed_forward(const torch::Tensor& h, Form k) {
     if (moe) return void(moe->feed_forward(0, h));
     plan->feed_forward(0, h, k);
   }
@@ -54,25 +56,25 @@ struct Subject {
     if (moe) {
       double attention = 0;
       for (int l = 0; l < o.n_layers; ++l) {
-        const double qk = 2.0 * moe->tensors().at("layers." + std::to_string(l) + ".attn.qk_pairs").size(0);
+        const double qk = 2.0 * moe->weights().tensors.at("layers." + std::to_string(l) + ".attn.qk_pairs").size(0);
         attention += 2.0 * context * o.n_heads * (qk + o.head_dim());
       }
-      return 2.0 * (static_cast<double>(moe->param_count().active) + head) + attention;
+      return 2.0 * (static_cast<double>(moe->weights().param_count().active) + head) + attention;
     }
     double heads = 0;
     const auto& active_heads = attention_kind(o.attention).active_heads;
     for (int l = 0; l < o.n_layers; ++l) heads += active_heads ? active_heads(o, l) : o.n_heads;
     return 2.0 * (static_cast<double>(count_parameters(*model).active) + head) + 4.0 * context * heads * o.head_dim();
   }
-  ParamCount params() const { return moe ? moe->param_count() : count_parameters(*model); }
+  ParamCount params() const { return moe ? moe->weights().param_count() : count_parameters(*model); }
 };
 
 Subject make_subject(const InferenceCase& c) {
   Subject s;
   if (!c.tomoe_file.empty()) {
-    s.moe = TomoeMoe::load(c.tomoe_file);
+    s.moe.emplace(load_tomoe_moe(c.tomoe_file));
   } else if (c.tomoe_keep > 0) {
-    s.moe = random_tomoe_moe(c.options, c.tomoe_keep, 1);
+    s.moe.emplace(random_tomoe_moe(c.options, c.tomoe_keep, 1));
   } else {
     s.model = std::make_shared<Transformer>(c.options);
     s.model->init_weights(1);
@@ -137,7 +139,7 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
   const auto decode = torch::randint(shape.vocab_size, {1, 1}, torch::kLong);
   // One decode step: the token after `prompt`, whose keys and values are cached; the cache is cut back
   // after every step so each timed call does the same work.
-  auto decode_ms = [&](Subject& s, Kernels k) {
+  auto decode_ms = [&](Subject& s, Form k) {
     KvCache cache;
     s.forward(prompt, k, true, &cache);
     return time_ms(
@@ -152,7 +154,7 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
   auto paired_speedups = [](Subject& dense, Subject& variant, const torch::Tensor& tokens, double seconds) {
     auto call_ms = [&](Subject& s) {
       const auto start = std::chrono::steady_clock::now();
-      s.forward(tokens, Kernels::automatic, true);
+      s.forward(tokens, Form::automatic, true);
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     };
     std::vector<double> speedups;
@@ -166,8 +168,8 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
   };
   const auto h = torch::randn({o.batch, o.seq, shape.dim});
   for (auto& s : subjects) {  // warm-up: allocator, thread pools, Monarch folds
-    s.forward(prefill, Kernels::automatic, false);
-    decode_ms(s, Kernels::automatic);
+    s.forward(prefill, Form::automatic, false);
+    decode_ms(s, Form::automatic);
   }
   struct Samples {
     std::vector<double> forward, prefill, prefill_ref, prefill_sparse, decode, decode_ref, decode_sparse, attn, attn_ref, ffn, ffn_ref;
@@ -179,21 +181,21 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
       auto& m = samples[i];
       // Whole model: the default (automatic) form, and for MoHD / MoH also the reference and the forced sparse
       // form. Layers: the sparse kernels against the reference form.
-      m.prefill.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic, true); }, o.min_seconds));
-      m.forward.push_back(time_ms([&] { s.forward(prefill, Kernels::automatic, false); }, o.min_seconds));
-      m.decode.push_back(decode_ms(s, Kernels::automatic));
+      m.prefill.push_back(time_ms([&] { s.forward(prefill, Form::automatic, true); }, o.min_seconds));
+      m.forward.push_back(time_ms([&] { s.forward(prefill, Form::automatic, false); }, o.min_seconds));
+      m.decode.push_back(decode_ms(s, Form::automatic));
       if (s.has_reference) {
-        m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Kernels::reference, true); }, o.min_seconds));
-        m.decode_ref.push_back(decode_ms(s, Kernels::reference));
-        m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Kernels::sparse, true); }, o.min_seconds));
-        m.decode_sparse.push_back(decode_ms(s, Kernels::sparse));
+        m.prefill_ref.push_back(time_ms([&] { s.forward(prefill, Form::reference, true); }, o.min_seconds));
+        m.decode_ref.push_back(decode_ms(s, Form::reference));
+        m.prefill_sparse.push_back(time_ms([&] { s.forward(prefill, Form::sparse, true); }, o.min_seconds));
+        m.decode_sparse.push_back(decode_ms(s, Form::sparse));
       }
       if (!o.per_layer) continue;
-      m.attn.push_back(time_ms([&] { s.attention(h, Kernels::sparse); }, o.min_seconds));
-      m.ffn.push_back(time_ms([&] { s.feed_forward(h, Kernels::sparse); }, o.min_seconds));
+      m.attn.push_back(time_ms([&] { s.attention(h, Form::sparse); }, o.min_seconds));
+      m.ffn.push_back(time_ms([&] { s.feed_forward(h, Form::sparse); }, o.min_seconds));
       if (!s.has_reference) continue;
-      m.attn_ref.push_back(time_ms([&] { s.attention(h, Kernels::reference); }, o.min_seconds));
-      m.ffn_ref.push_back(time_ms([&] { s.feed_forward(h, Kernels::reference); }, o.min_seconds));
+      m.attn_ref.push_back(time_ms([&] { s.attention(h, Form::reference); }, o.min_seconds));
+      m.ffn_ref.push_back(time_ms([&] { s.feed_forward(h, Form::reference); }, o.min_seconds));
     }
   }
   if (o.paired_seconds > 0)
@@ -213,7 +215,7 @@ std::vector<InferenceRow> run_inference_bench(const std::vector<InferenceCase>& 
     r.ffn_ms = median(m.ffn);
     r.attn_reference_ms = median(m.attn_ref);
     r.ffn_reference_ms = median(m.ffn_ref);
-    if (o.profile_top > 0) r.prefill_ops = profile_ops([&] { subjects[i].forward(prefill, Kernels::automatic, true); }, 3);
+    if (o.profile_top > 0) r.prefill_ops = profile_ops([&] { subjects[i].forward(prefill, Form::automatic, true); }, 3);
   }
   return rows;
 }

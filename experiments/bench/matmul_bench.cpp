@@ -7,7 +7,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include "core/model/ffn.h"
+#include "core/engine/ops.h"
 #include "kernels/fused/head_dim_masked_matmul.h"
 #include "kernels/fused/packed_matmul.h"
 #include "experiments/bench/timing.h"
@@ -42,7 +42,7 @@ MatmulTiming time_case(const Shape& s, int rows, const MatmulBenchOptions& o) {
   auto y_torch = torch::empty({rows, n}), y_packed = torch::empty({rows, s.out});
   const auto with_torch = [&] {
     torch::mm_out(y_torch, x, w.t());
-    if (s.swiglu) swiglu_activation(y_torch.narrow(1, 0, s.out), y_torch.narrow(1, s.out, s.out));
+    if (s.swiglu) engine::swiglu_activation(y_torch.narrow(1, 0, s.out), y_torch.narrow(1, s.out, s.out));
   };
   const auto with_packed = [&] {
     if (s.masked_heads) head_dim_masked_matmul(row_map(x), rows, packed, s.masked_heads, mask.data_ptr<float>(), mask.size(1), row_map(y_packed));

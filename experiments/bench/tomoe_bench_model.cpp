@@ -16,7 +16,7 @@ torch::Tensor random_subset(std::int64_t n, std::int64_t count) {
 }
 }  // namespace
 
-TomoeMoe random_tomoe_moe(const ModelOptions& options, double keep, std::uint64_t seed) {
+TomoeMoeWeights random_tomoe_moe(const ModelOptions& options, double keep, std::uint64_t seed) {
   require(keep > 0 && keep <= 1, "ToMoE bench model: keep must be in (0, 1]");
   ModelOptions o = options;
   o.attention = o.ffn = "tomoe";
@@ -67,7 +67,9 @@ TomoeMoe random_tomoe_moe(const ModelOptions& options, double keep, std::uint64_
     t[key(l, "ffn.w_down")] = down;
     t[key(l, "ffn.widths")] = torch::full({experts}, static_cast<float>(width));
   }
-  return TomoeMoe::from_tensors(o, std::move(t));
+  TomoeMoeWeights w{o, std::move(t)};
+  w.check();
+  return w;
 }
 
 }  // namespace moxlab

@@ -6,10 +6,10 @@
 #pragma once
 #include <cstdint>
 
-#include "core/model/tomoe/tomoe_moe.h"
+#include "core/model/tomoe/tomoe_moe_weights.h"
 
 namespace moxlab {
 
-TomoeMoe random_tomoe_moe(const ModelOptions& o, double keep, std::uint64_t seed);
+TomoeMoeWeights random_tomoe_moe(const ModelOptions& o, double keep, std::uint64_t seed);
 
 }  // namespace moxlab

@@ -18,6 +18,7 @@
 
 #include "core/common/error.h"
 #include "core/config/config.h"
+#include "core/engine/training_forms.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
@@ -126,9 +127,14 @@ void register_bench(CLI::App& app) {
     torch::optim::AdamW opt(model.parameters(), torch::optim::AdamWOptions(t.lr).weight_decay(t.weight_decay));
     auto x = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
     auto y = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
+    // The blocks in the forms the trainer computes them in (core/engine/training_forms.h), its losses too.
+    const ModuleForms forms = training_forms(model.blocks, cfg.model);
     auto step = [&]() {
       opt.zero_grad();
-      Transformer::lm_loss(model.forward(x), y).backward();
+      ForwardContext ctx;
+      auto loss = Transformer::lm_loss(model.forward(x, ctx, &forms), y);
+      if (auto aux = ctx.total_aux_loss(); aux.defined()) loss = loss + aux;
+      loss.backward();
       torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip > 0 ? t.grad_clip : 1e9);
       opt.step();
     };

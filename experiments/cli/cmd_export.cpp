@@ -3,12 +3,12 @@
 // Qwen2ForCausalLM loads. Without --arch the model's Q/K/V bias decides (bias: qwen2, else llama). The
 // model's tokenizer goes along (tokenizer_bundle.h), so `moxlab import hf --dir DIR` reads it back as is.
 // `moxlab export tomoe --run ID | --checkpoint P --out F.safetensors`: a converted ToMoE run's checkpoint as
-// the real MoE (core/model/tomoe/tomoe_moe.h): experts holding only their kept channels, q/k only the kept pairs.
+// the real MoE (core/model/tomoe/tomoe_moe_weights.h): experts holding only their kept channels, q/k only the kept pairs.
 #include <iostream>
 #include <memory>
 
 #include "core/io/hf_checkpoint.h"
-#include "core/model/tomoe/tomoe_moe.h"
+#include "core/io/tomoe_moe_file.h"
 #include "core/train/checkpoint.h"
 #include "experiments/cli/cli_options.h"
 #include "experiments/cli/commands.h"
@@ -54,8 +54,8 @@ void register_export(CLI::App& app) {
   tomoe->callback([a]() {
     const std::string path = checkpoint_file(a->ref);
     LoadedCheckpoint ck = load_checkpoint(path);
-    const TomoeMoe moe = TomoeMoe::extract(*ck.model);
-    moe.save(a->out);
+    const TomoeMoeWeights moe = extract_tomoe_moe(*ck.model);
+    save_tomoe_moe(moe, a->out);
     const ParamCount p = moe.param_count();
     std::cout << "exported " << path << " -> " << a->out << ": " << p.total << " non-embedding parameters, " << p.active
               << " active per token\n";

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/engine/inference_plan.h"
 #include "core/model/tomoe/tomoe_conversion.h"
 #include "core/observe/tomoe_conversion_file.h"
 #include "core/store/run_store.h"
@@ -70,7 +71,9 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
   if (log) log("ToMoE conversion: v/o top-K from " + std::to_string(kCalibrationBatches) + " calibration batches, then a validation pass");
   std::vector<torch::Tensor> calibration;
   for (int s = 0; s < kCalibrationBatches; ++s) calibration.push_back(objective.batch(s, 0).first);
-  const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  InferencePlan plan(model);
+  const TomoeConversion c =
+      convert_to_tomoe_moe(model, calibration, [&plan](const torch::Tensor& t, ForwardContext& ctx) { plan.forward(t, {}, &ctx); });
   record_param_counts(run, cfg.run.store, c.params);
   RunStore store(cfg.run.store);
   const auto count = [](const std::string& def) { return nlohmann::json{{"metric", "count"}, {"definition", def}}.dump(); };

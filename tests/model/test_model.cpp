@@ -7,8 +7,6 @@
 #include "core/engine/generate.h"
 #include "core/model/param_count.h"
 #include "core/model/transformer.h"
-#include "kernels/fused/rms_norm.h"
-#include "kernels/fused/rope.h"
 #include "tests/model/tiny_model.h"
 
 using namespace moxlab;
@@ -29,41 +27,6 @@ TEST_CASE("RMSNorm matches x / sqrt(mean(x^2) + eps) * g", "[model]") {
   // rms = sqrt((9 + 16) / 2) = 3.5355339
   CHECK(y[0][0].item<float>() == Approx(3.0 / 3.5355339).epsilon(1e-6));
   CHECK(y[0][1].item<float>() == Approx(2.0 * 4.0 / 3.5355339).epsilon(1e-6));
-  {  // without autograd: the one-pass kernel (kernels/fused/rms_norm.h), same values
-    torch::NoGradGuard ng;
-    CHECK(rms_norm_fusable(torch::tensor({{3.0f, 4.0f}}), norm->weight));
-    CHECK(torch::allclose(norm(torch::tensor({{3.0f, 4.0f}})), y.detach(), 1e-6, 1e-7));
-    // rows wider than the kernel's 8 lanes with a tail (d = 21), eps > 0, against the torch form
-    torch::manual_seed(3);
-    RMSNorm wide(21, 1e-5);
-    wide->weight.data().uniform_(0.5, 1.5);
-    const auto x = torch::randn({3, 5, 21});
-    const auto fast = wide(x);
-    torch::AutoGradMode on(true);
-    CHECK(torch::allclose(fast, wide(x).detach(), 1e-5, 1e-6));
-  }
-}
-
-TEST_CASE("Residual add fused into RMSNorm: (x + a, RMSNorm(x + a))", "[model]") {
-  // x + a = (3, 4): the hand values above.
-  const auto w = torch::tensor({1.0f, 2.0f});
-  const auto x = torch::tensor({{1.0f, 5.0f}}), a = torch::tensor({{2.0f, -1.0f}});
-  for (const bool grad : {true, false}) {  // the torch form, then the one-pass kernel
-    INFO("autograd " << grad);
-    torch::AutoGradMode mode(grad);
-    const auto [sum, normed] = add_rms_norm(x, a, w, 0.0);
-    CHECK(torch::equal(sum, torch::tensor({{3.0f, 4.0f}})));
-    CHECK(normed[0][0].item<float>() == Approx(3.0 / 3.5355339).epsilon(1e-6));
-    CHECK(normed[0][1].item<float>() == Approx(2.0 * 4.0 / 3.5355339).epsilon(1e-6));
-  }
-  // Rows wider than 8 lanes with a tail (d = 21), eps > 0: the kernel against the two ops it replaces.
-  torch::manual_seed(5);
-  const auto xw = torch::randn({3, 7, 21}), aw = torch::randn({3, 7, 21}), ww = torch::rand({21}) + 0.5;
-  torch::NoGradGuard ng;
-  CHECK(rms_norm_fusable(xw, ww));
-  const auto [sum, normed] = add_rms_norm(xw, aw, ww, 1e-5);
-  CHECK(torch::allclose(sum, xw + aw, 1e-6, 1e-7));
-  CHECK(torch::allclose(normed, rms_norm(xw + aw, ww, 1e-5), 1e-5, 1e-6));
 }
 
 TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
@@ -81,30 +44,6 @@ TEST_CASE("RoPE rotates consecutive pairs by pos * theta^(-2i/d)", "[model]") {
   CHECK(p1[3].item<float>() == Approx(std::cos(0.01)).epsilon(1e-6));
   // rotation keeps norms
   CHECK(y.norm().item<float>() == Approx(x.norm().item<float>()));
-  {  // without autograd: the one-pass kernel (kernels/fused/rope.h), same values; also on a strided view
-     // (MoHD's q is a slice of one Q/K/V product) and from a later start position (a KV cache)
-    torch::NoGradGuard ng;
-    CHECK(torch::allclose(rope.apply(x), y, 1e-6, 1e-7));
-    torch::manual_seed(8);
-    Rope wide(6, 16, 10000.0);
-    const auto qkv = torch::randn({2, 5, 4 * 6 + 3});
-    const auto q = qkv.narrow(2, 3, 4 * 6).view({2, 5, 4, 6});
-    REQUIRE(rope_fusable(q, torch::ones({16, 3})));
-    const auto fast = wide.apply(q, 7);
-    // Head widths whose pairs fill vectors of eight (48: three) and leave a tail (20: one and two pairs).
-    const std::vector<int> widths = {48, 20};
-    std::vector<Rope> ropes;
-    std::vector<torch::Tensor> inputs, fast_wide;
-    for (const int hd : widths) {
-      ropes.emplace_back(hd, 16, 10000.0);
-      inputs.push_back(torch::randn({2, 5, 3, hd}).narrow(2, 1, 2));  // a strided view
-      REQUIRE(rope_fusable(inputs.back(), torch::ones({16, hd / 2})));
-      fast_wide.push_back(ropes.back().apply(inputs.back(), 3));
-    }
-    torch::AutoGradMode on(true);
-    CHECK(torch::allclose(fast, wide.apply(q, 7), 1e-6, 1e-6));
-    for (std::size_t i = 0; i < ropes.size(); ++i) CHECK(torch::allclose(fast_wide[i], ropes[i].apply(inputs[i], 3), 1e-6, 1e-6));
-  }
 }
 
 TEST_CASE("Grouped-query attention equals attention with explicitly shared K/V heads", "[model]") {
@@ -221,18 +160,6 @@ TEST_CASE("Probe taps are selected by glob and cost nothing when disabled", "[mo
   CHECK(taps.size() == 7);
   CHECK(taps.at("blocks.1.attn.q").sizes() == torch::IntArrayRef({1, 3, 8}));
   CHECK(taps.at("blocks.1.attn.k").sizes() == torch::IntArrayRef({1, 3, 4}));
-}
-
-TEST_CASE("last_logits_only gives the last position's logits of the whole forward", "[model]") {
-  torch::manual_seed(6);
-  Transformer m(micro_options());
-  m.init_weights(6);
-  auto tokens = torch::tensor({{1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}}, torch::kLong);
-  ForwardContext ctx;
-  ctx.last_logits_only = true;
-  const auto last = m.forward(tokens, ctx);
-  CHECK(last.sizes() == torch::IntArrayRef({2, 1, 10}));
-  CHECK(torch::allclose(last, m.forward(tokens).narrow(1, 4, 1), 1e-6, 1e-6));
 }
 
 TEST_CASE("LM loss of uniform logits is ln(V)", "[model]") {

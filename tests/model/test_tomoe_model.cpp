@@ -15,10 +15,11 @@
 #include "core/common/error.h"
 #include "core/data/tokenizers/tokenizer.h"
 #include "core/io/llama2c_import.h"
-#include "core/model/kv_cache.h"
+#include "core/engine/kv_cache.h"
 #include "core/model/tomoe/tomoe_conversion.h"
 #include "core/model/tomoe/tomoe_modules.h"
-#include "core/model/tomoe/tomoe_moe.h"
+#include "core/engine/tomoe_moe_plan.h"
+#include "core/io/tomoe_moe_file.h"
 #include "core/io/safetensors.h"
 #include "core/model/tomoe/tomoe_trace.h"
 #include "core/model/model_kind.h"
@@ -372,7 +373,7 @@ TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated mode
     torch::manual_seed(11);
     const std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong)};
     const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
-    const TomoeMoe moe = TomoeMoe::extract(model);
+    const TomoeMoePlan moe(extract_tomoe_moe(model));
     auto tokens = torch::randint(0, 50, {3, 16}, torch::kLong);
     torch::Tensor gated;
     {
@@ -396,21 +397,21 @@ TEST_CASE("ToMoE export: the MoE holding only kept weights equals the gated mode
     }
     // The experts really are smaller: stacked at the widest expert's width, q/k at the kept pairs.
     for (int l = 0; l < 2; ++l) {
-      CHECK(moe.tensors().at("layers." + std::to_string(l) + ".ffn.w_gate").size(1) == std::max(1, c.mlp_width[l]));
-      CHECK(moe.tensors().at("layers." + std::to_string(l) + ".attn.wq").size(0) == 4 * c.qk_width[l]);
+      CHECK(moe.weights().tensors.at("layers." + std::to_string(l) + ".ffn.w_gate").size(1) == std::max(1, c.mlp_width[l]));
+      CHECK(moe.weights().tensors.at("layers." + std::to_string(l) + ".attn.wq").size(0) == 4 * c.qk_width[l]);
     }
-    const ParamCount p = moe.param_count();
+    const ParamCount p = moe.weights().param_count();
     CHECK(p.active < p.total);
     const std::string path = scratch_dir("tomoe_export") + "/moe" + std::to_string(offset < 0) + ".safetensors";
-    moe.save(path);
-    const TomoeMoe back = TomoeMoe::load(path);
+    save_tomoe_moe(moe.weights(), path);
+    const TomoeMoePlan back(load_tomoe_moe(path));
     CHECK(torch::allclose(back.forward(tokens), gated, 1e-4, 1e-5));
   }
   const std::string plain = scratch_dir("tomoe_export") + "/plain.safetensors";
   write_safetensors(plain, {{"x", torch::zeros({2})}});
-  CHECK_THROWS_WITH(TomoeMoe::load(plain), Catch::Contains("is not a ToMoE MoE export"));
+  CHECK_THROWS_WITH(load_tomoe_moe(plain), Catch::Contains("is not a ToMoE MoE export"));
   Transformer unconverted(tomoe_options());
-  CHECK_THROWS_WITH(TomoeMoe::extract(unconverted), Catch::Contains("convert the model first"));
+  CHECK_THROWS_WITH(extract_tomoe_moe(unconverted), Catch::Contains("convert the model first"));
 }
 
 TEST_CASE("ToMoE export of stories260K on real text equals the gated model (experts, masked W_O, kept q/k, KV cache)",
@@ -441,7 +442,7 @@ TEST_CASE("ToMoE export of stories260K on real text equals the gated model (expe
   copy_dense_weights(*dense.model, model);
   torch::manual_seed(5);
   const TomoeConversion c = convert_to_tomoe_moe(model, {calibration});
-  const TomoeMoe moe = TomoeMoe::extract(model);
+  const TomoeMoePlan moe(extract_tomoe_moe(model));
   // Some layer keeps at most 5 of the 8 head dims (W_O by kept dims) and every FFN is cut.
   CHECK(*std::min_element(c.vo_top_k.begin(), c.vo_top_k.end()) <= 5);
   for (int w : c.mlp_width) CHECK(w < o.resolved_ffn_hidden());
@@ -498,7 +499,7 @@ TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — convers
     torch::NoGradGuard ng;
     b.model->eval();
     auto tokens = torch::randint(0, 512, {2, 32}, torch::kLong);
-    CHECK(torch::allclose(TomoeMoe::load(dir + "/moe.safetensors").forward(tokens), b.model->forward(tokens), 1e-4, 1e-5));
+    CHECK(torch::allclose(TomoeMoePlan(load_tomoe_moe(dir + "/moe.safetensors")).forward(tokens), b.model->forward(tokens), 1e-4, 1e-5));
   }
   CHECK(one_line_error(run_cli("export tomoe --checkpoint " + ck + " --out x.safetensors", dir), "needs attention and FFN of kind tomoe"));
   auto after = b.model->named_parameters(true);

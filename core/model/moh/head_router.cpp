@@ -4,9 +4,6 @@
 #include <cmath>
 
 #include "core/common/error.h"
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/runtime/row_parallel.h"
-#include "kernels/sparse/top_k_mask.h"
 
 namespace moxlab {
 
@@ -14,25 +11,14 @@ namespace {
 
 torch::nn::Linear bias_free(int in, int out) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)); }
 
-// 0/1 mask of the k largest scores along the last dimension: on float32 CPU the kernel's (ties to the lower
-// index, as forward_rows), elsewhere torch's topk.
+}  // namespace
+
 torch::Tensor top_k_selection(const torch::Tensor& scores, int k) {
-  if (scores.is_cpu() && scores.scalar_type() == torch::kFloat) return top_k_mask(scores.detach(), k);
   auto mask = torch::zeros_like(scores);
   if (k <= 0) return mask;
-  return mask.scatter(-1, std::get<1>(scores.detach().topk(k, -1)), 1.0);
+  const auto order = std::get<1>(scores.detach().sort(/*stable=*/true, -1, /*descending=*/true));
+  return mask.scatter(-1, order.narrow(-1, 0, k), 1.0);
 }
-
-// softmax(x[0 .. n)) in place, times `times`.
-void softmax_in_place(float* x, int n, float times) {
-  if (n == 0) return;
-  const float m = *std::max_element(x, x + n);
-  float sum = 0;
-  for (int i = 0; i < n; ++i) sum += x[i] = std::exp(x[i] - m);
-  for (int i = 0; i < n; ++i) x[i] *= times / sum;
-}
-
-}  // namespace
 
 torch::Tensor head_balance_loss(const torch::Tensor& routed_probs, const torch::Tensor& routed_selected,
                                 const std::string& gate_form) {
@@ -57,7 +43,6 @@ HeadRouterImpl::HeadRouterImpl(int dim, int n_heads, int active, const MohOption
 }
 
 HeadRouting HeadRouterImpl::forward(const torch::Tensor& x, const torch::Tensor& q) {
-  if (packed_applies(x) && (o_.router == "learned" || (q.defined() && packed_applies(q)))) return forward_rows(x, q);
   const int r = routed_heads(), k = top_k();
   auto lead = x.sizes().vec();
   lead.pop_back();
@@ -114,86 +99,6 @@ HeadRouting HeadRouterImpl::forward(const torch::Tensor& x, const torch::Tensor&
     out.gates = torch::cat({shared_gates, routed_gates}, -1);
   }
   return out;
-}
-
-HeadRouting HeadRouterImpl::forward_rows(const torch::Tensor& x, const torch::Tensor& q) {
-  const int r = routed_heads(), k = top_k(), s = shared_;
-  const bool code = o_.gate_form == "code", learned = o_.router == "learned", binary = o_.quantised || !learned;
-  const std::int64_t d = x.size(-1), M = x.numel() / d;
-  const auto x2 = x.reshape({M, d}).contiguous();
-  // The learned router's projections stacked, [W_r; W_s; W_h] (those it has), as one packed product.
-  std::vector<torch::Tensor> parts;
-  for (const auto& m : {w_routed, w_shared, w_stage})
-    if (m) parts.push_back(m->weight);
-  const std::int64_t n_logits = learned ? (r > 0 ? r : 0) + (w_shared ? s : 0) + (w_stage ? 2 : 0) : 0;
-  torch::Tensor logits = torch::empty({M, std::max<std::int64_t>(n_logits, 1)}, x2.options());
-  PackedWeight w;
-  if (n_logits > 0) w = packed_weight(stacked_.get(parts, [&] { return pack_weight(torch::cat(parts)); }), n_logits);
-  torch::Tensor q2;  // the query-norm router's queries [M, n, hd]
-  if (!learned) q2 = q.reshape({M, n_, -1}).contiguous();
-  auto gates = torch::empty({M, n_}, x2.options()), probs = torch::empty({M, r}, x2.options()),
-       selected = torch::empty({M, n_}, x2.options());
-  parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) {
-    if (n_logits > 0) packed_matmul(row_map(x2.narrow(0, a, z - a)), z - a, w, row_map(logits.narrow(0, a, z - a)));
-    for (std::int64_t t = a; t < z; ++t) {
-      float* l = logits.data_ptr<float>() + t * logits.size(1);
-      float *g = gates.data_ptr<float>() + t * n_, *p = probs.data_ptr<float>() + t * r, *sel = selected.data_ptr<float>() + t * n_;
-      // Routed scores (Eq. 5, or section 4.4's normalised query norms), their softmax P and the top-K.
-      if (learned) {
-        std::copy(l, l + r, p);
-      } else {
-        const std::int64_t hd = q2.size(2);
-        const float* qt = q2.data_ptr<float>() + t * n_ * hd;
-        for (int i = 0; i < r; ++i) {
-          float sq = 0;
-          for (std::int64_t j = 0; j < hd; ++j) sq += qt[(s + i) * hd + j] * qt[(s + i) * hd + j];
-          p[i] = std::sqrt(sq);
-        }
-        if (r > 1) {  // over the scores' unbiased std across routed heads
-          float mean = 0, var = 0;
-          for (int i = 0; i < r; ++i) mean += p[i];
-          mean /= static_cast<float>(r);
-          for (int i = 0; i < r; ++i) var += (p[i] - mean) * (p[i] - mean);
-          const float sd = std::sqrt(var / static_cast<float>(r - 1)) + 1e-6f;
-          for (int i = 0; i < r; ++i) p[i] /= sd;
-        }
-      }
-      softmax_in_place(p, r, 1.0f);
-      std::fill(sel, sel + s, 1.0f);
-      if (r > 0) top_k_mask_rows(p, 1, r, k, sel + s, r);
-      // Gates (Eq. 5-6): shared alpha1 Softmax(W_s x) (ones without W_s), routed alpha2 P on the top-K;
-      // binary routers (Eq. 9) give the selection itself.
-      if (binary) {
-        std::copy(sel, sel + n_, g);
-        continue;
-      }
-      float* l_shared = l + r;
-      float* alpha = l_shared + (w_shared ? s : 0);
-      if (w_shared) {
-        softmax_in_place(l_shared, s, code ? static_cast<float>(s) : 1.0f);
-        std::copy(l_shared, l_shared + s, g);
-      } else {
-        std::fill(g, g + s, 1.0f);
-      }
-      float kept = 0;
-      for (int i = 0; i < r; ++i) kept += g[s + i] = p[i] * sel[s + i];
-      if (code && k > 0)
-        for (int i = 0; i < r; ++i) g[s + i] = g[s + i] / kept * static_cast<float>(k);
-      if (w_stage) {
-        softmax_in_place(alpha, 2, code ? 2.0f : 1.0f);
-        for (int i = 0; i < s; ++i) g[i] *= alpha[0];
-        for (int i = 0; i < r; ++i) g[s + i] *= alpha[1];
-      }
-    }
-  });
-  auto lead = x.sizes().vec();
-  lead.pop_back();
-  auto shaped = [&](const torch::Tensor& t) {
-    auto shape = lead;
-    shape.push_back(t.size(1));
-    return t.view(shape);
-  };
-  return {shaped(gates), shaped(probs), shaped(selected)};
 }
 
 }  // namespace moxlab

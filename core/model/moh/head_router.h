@@ -2,7 +2,6 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "core/model/derived_weights.h"
 #include "core/model/moh/moh_options.h"
 #include "core/model/straight_through.h"
 
@@ -22,19 +21,20 @@ class HeadRouterImpl : public torch::nn::Module {
   HeadRouting forward(const torch::Tensor& x, const torch::Tensor& q);
 
   torch::nn::Linear w_shared{nullptr}, w_routed{nullptr}, w_stage{nullptr};  // W_s, W_r, W_h (learned router)
+  int n_heads() const { return n_; }
   int routed_heads() const { return n_ - shared_; }
   int top_k() const { return active_ - shared_; }
+  const MohOptions& options() const { return o_; }
 
  private:
-  // forward() without autograd on float32 CPU: the learned projections as one packed product on each
-  // thread's rows, the softmaxes, top-K and two-stage weights per row; the same values as the torch form
-  // (~15 small ops over [tokens, <= h] tensors, each its own pass and allocation).
-  HeadRouting forward_rows(const torch::Tensor& x, const torch::Tensor& q);
   int n_, shared_, active_;
   MohOptions o_;
-  DerivedWeights stacked_;  // [W_r; W_s; W_h], packed
 };
 TORCH_MODULE(HeadRouter);
+
+// 0/1 mask [..., N] of the k largest scores along the last dimension, ties to the lower index (a stable
+// descending sort; the engine's one-pass router picks the same).
+torch::Tensor top_k_selection(const torch::Tensor& scores, int k);
 
 // Eq. 7: L_b = sum over routed heads of f_i P_i, f_i = fraction of tokens selecting head i (top-K),
 // P_i = mean Softmax(W_r x)_i. routed_probs: [..., h - h_s]; routed_selected: [..., h - h_s] 0/1.

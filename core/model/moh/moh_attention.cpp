@@ -1,8 +1,6 @@
 #include "core/model/moh/moh_attention.h"
 
 #include "core/model/kind_modules.h"
-#include "kernels/fused/packed_matmul.h"
-#include "kernels/sparse/head_gathered_attention.h"
 
 namespace moxlab {
 
@@ -12,35 +10,11 @@ MohAttention::MohAttention(const ModelOptions& o, int layer)
 }
 
 torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-  // Three forms of Eq. 4.
-  // - Fused (inference without autograd on float32 CPU; Kernels automatic or sparse): only each token's
-  //   selected heads, packed products and the fused attention kernel (moh_attention_fused.cpp).
-  // - Head-gathered (Kernels::sparse with autograd): each head's queries, scores and output projection
-  //   only for its tokens, in torch ops; no KV cache. Slower than the reference in training, so never
-  //   automatic (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
-  // - Reference: every head computed, multiplied by its gate.
-  if (ctx.sparse_kernels(true, false) && packed_applies(x)) return forward_fused(x, rope, ctx, taps);
-  const bool gathered = ctx.kv_cache == nullptr && ctx.sparse_kernels(false, false);
-  const auto B = x.size(0), T = x.size(1);
-  torch::Tensor q, heads;
-  if (!gathered) heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
-  else if (o_.router == "query_norm") q = wq(x).view({B, T, n_heads_, head_dim_});  // the router reads every query
+  torch::Tensor q;
+  const auto heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
   const HeadRouting r = head_router->forward(x, q);
   report(r, ctx, taps);
-  if (!gathered) return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
-  // Head-gathered: each head's queries, scores and output projection only for the tokens that selected it.
-  HeadGatheredAttention a;
-  a.x = x;
-  a.k = rope.apply(wk(x).view({B, T, n_kv_heads_, head_dim_}));
-  a.v = wv(x).view({B, T, n_kv_heads_, head_dim_});
-  a.wq = wq->weight;
-  a.bq = wq->bias;
-  a.q = q;
-  a.wo = wo->weight;
-  a.gates = r.gates;
-  a.rotate = [&rope](const torch::Tensor& qh, const torch::Tensor& pos) { return rope.apply_at(qh, pos); };
-  a.causal = causal_;
-  return head_gathered_attention(a);
+  return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
 }
 
 void MohAttention::report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const {

@@ -4,9 +4,9 @@
 // checkpoint loads as is, which is how section 4.4 continue-tunes a dense model (with the
 // parameter-free query_norm router there are no new parameters at all).
 //
-// Reference form: every head is computed and unselected ones are multiplied by 0. The sparse form
-// (kernels/sparse/head_gathered_attention.h, when ctx asks for Kernels::sparse) computes each head only
-// for its tokens. The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
+// This is the reference form: every head is computed and unselected ones are multiplied by 0. The
+// engine's forms compute each head only for its tokens (core/engine/moh_plan.h: the fused inference form,
+// and the head-gathered training form). The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
 // (Eq. 8, averaged over layers as in the official code). Taps: blocks.<l>.attn.router.probs = the
 // gates g [B, T, h], blocks.<l>.attn.router.topk = the selected heads (0/1) [B, T, h].
 // With the query_norm router the balance loss's P is the softmax of the normalised query norms, so
@@ -28,14 +28,13 @@ class MohAttention : public DenseAttention {
   // any query head of their group), the router.
   ParamCount param_count() const override;
 
+  // The router's taps and its balance loss (Eq. 7-8) into ctx.
+  void report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const;
+  const MohOptions& options() const { return o_; }
+
   HeadRouter head_router{nullptr};
 
  private:
-  // The fused inference form (moh_attention_fused.cpp): only each token's selected heads.
-  torch::Tensor forward_fused(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps);
-  // The router's taps and its balance loss (Eq. 7-8) into ctx.
-  void report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const;
-  DerivedWeights derived_;  // the fused form's packings
   MohOptions o_;
   int active_;
   double loss_weight_;  // beta / n_layers

@@ -14,26 +14,29 @@ class MohdAttention : public Attention {
  public:
   explicit MohdAttention(const ModelOptions& o);
   torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
+  // forward's two steps, for forms that compute the second their own way: the routing (Eq. 11-12) with
+  // its taps and balance loss recorded, then Eq. 14 given it.
+  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps);
+  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, const Rope& rope, ForwardContext& ctx,
+                               const BlockTapNames& taps);
   ParamCount param_count() const override;
   std::shared_ptr<DenseAttention> inner;
   MohdMixer mixer{nullptr};
-
- private:
-  DerivedWeights fused_;   // W_Q, W_K, W_V stacked (and their biases) for the sparse form
-  DerivedWeights packed_;  // the same stacked matrix packed, for the inference form
 };
 
 class MohdFeedForward : public FeedForward {
  public:
   explicit MohdFeedForward(const ModelOptions& o);
   torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
+  // forward's two steps (as MohdAttention's): the routing, then Eq. 16 given it.
+  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps);
+  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, ForwardContext& ctx, const BlockTapNames& taps);
   ParamCount param_count() const override;
   std::shared_ptr<SwiGLU> inner;
   MohdMixer mixer{nullptr};
-
- private:
-  DerivedWeights fused_;   // W_gate and W_up stacked for the sparse form
-  DerivedWeights packed_;  // W_gate and W_up packed side by side (one SwiGLU product), for the inference form
 };
+
+// "blocks.3.attn.router.probs" -> "blocks.3.attn.balance": the name of a router's balance loss in the logs.
+std::string balance_loss_name(const std::string& probs_tap);
 
 }  // namespace moxlab

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "core/common/error.h"
-#include "kernels/sparse/monarch_mix.h"
 
 namespace moxlab {
 
@@ -24,8 +23,6 @@ torch::Tensor MonarchImpl::first_factor(const torch::Tensor& x) {
 }
 
 torch::Tensor MonarchImpl::second_factor(const torch::Tensor& x) {
-  if (!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && b2.scalar_type() == torch::kFloat)
-    return monarch_column_mix(x.reshape({-1, dim_}), b2).view(x.sizes());  // inference: one pass, no grid copies
   auto h = x.reshape({-1, groups_, r_}).transpose(1, 2);  // P: read the grid column-wise -> [r, groups]
   h = torch::einsum("nrj,rkj->nrk", {h, b2});             // B2: one groups x groups block per column
   return h.transpose(1, 2).reshape(x.sizes());            // P^T: back to [groups, r] order

@@ -17,7 +17,7 @@ class MonarchImpl : public torch::nn::Module {
   // forward(w h) = second_factor((B1 w) h) and B1 costs nothing per token. Because B1 is block-diagonal,
   // output rows of B1 w in a block depend only on w's rows of that block: a token's inactive (zero) output
   // blocks stay zero, which is what lets MoHD's gathered output projection absorb B1 (see
-  // MohdMixer::sparse_output). Sub-dimension blocks must hold whole B1 blocks: can_fold(blocks).
+  // core/engine/mohd_sparse.h). Sub-dimension blocks must hold whole B1 blocks: can_fold(blocks).
   torch::Tensor fold_first_factor(const torch::Tensor& w);
   bool can_fold(int blocks) const { return blocks > 0 && groups_ % blocks == 0; }
   // The same map as one dense [dim, dim] matrix (y = x M^T), for tests and inspection.

@@ -1,7 +1,6 @@
 #include "core/model/mohd/sub_dim_router.h"
 
 #include "core/common/error.h"
-#include "kernels/sparse/sub_dim_topk.h"
 
 namespace moxlab {
 
@@ -12,20 +11,9 @@ SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
   centroids = register_module("centroids", torch::nn::Linear(torch::nn::LinearOptions(dim, n_).bias(false)));
 }
 
-SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) {
-  if (!centroids->bias.defined() && sub_dim_route_fusable(x, centroids->weight)) {
-    const auto& phi = centroids->weight;
-    const auto t = sub_dim_route(x, packed_weight(packed_.get({phi}, [&] { return pack_weight(phi.contiguous()); }), n_), shared_,
-                                 active_ - shared_, scaling_);
-    auto shape = x.sizes().vec();
-    shape.back() = n_;
-    return {t.probs.view(shape), t.gates.view(shape), t.active.view(shape), t.weights.view(shape)};
-  }
-  const auto logits = centroids(x);
-  if (!torch::GradMode::is_enabled() && logits.is_cpu() && logits.scalar_type() == torch::kFloat) {
-    const auto t = sub_dim_top_k(logits.reshape({-1, n_}), shared_, active_ - shared_, scaling_);
-    return {t.probs.view(logits.sizes()), t.gates.view(logits.sizes()), t.active.view(logits.sizes()), t.weights.view(logits.sizes())};
-  }
+SubDimRouting SubDimRouterImpl::forward(const torch::Tensor& x) { return route_logits(centroids(x)); }
+
+SubDimRouting SubDimRouterImpl::route_logits(const torch::Tensor& logits) const {
   SubDimRouting r;
   r.probs = torch::softmax(logits, -1);  // Eq. 11: s_i = Softmax_i(x^T phi_i)
   // Eq. 12: shared sub-dimensions 0..shared-1 always; top (active - shared) of the specialised rest.

@@ -1,11 +1,8 @@
 // The MoHD router of one component (Eq. 11-12): scores s = Softmax(x phi) over the N sub-dimension
 // centroids phi (one row of d per sub-dimension), gates g_i = s_i for the `shared` first sub-dimensions
-// and for the top (active - shared) of the others by score, g_i = 0 otherwise. Without autograd on the
-// CPU the whole routing after the centroid scores is one pass (kernels/sparse/sub_dim_topk.h).
+// and for the top (active - shared) of the others by score, g_i = 0 otherwise.
 #pragma once
 #include <torch/torch.h>
-
-#include "core/model/derived_weights.h"
 
 #include "core/model/mohd/mohd_options.h"
 
@@ -22,12 +19,17 @@ class SubDimRouterImpl : public torch::nn::Module {
  public:
   SubDimRouterImpl(int dim, const MohdOptions& o);
   SubDimRouting forward(const torch::Tensor& x);  // x: [..., dim]
+  // The routing given the centroid scores x phi^T [..., N] (forward after the product).
+  SubDimRouting route_logits(const torch::Tensor& logits) const;
   torch::nn::Linear centroids{nullptr};          // phi: [N, dim], no bias
+  int sub_dims() const { return n_; }
+  int shared() const { return shared_; }
+  int routed() const { return active_ - shared_; }  // top-k of the specialised sub-dimensions
+  bool scaling() const { return scaling_; }
 
  private:
   int n_, active_, shared_;
   bool scaling_;
-  DerivedWeights packed_;  // inference: the centroids packed (kernels/fused/packed_matmul.h)
 };
 TORCH_MODULE(SubDimRouter);
 

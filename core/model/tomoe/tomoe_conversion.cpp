@@ -32,12 +32,13 @@ bool is_dense_matrix(const std::string& name) {
 }
 }  // namespace
 
-TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration) {
+TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration, const ForwardPass& pass_arg) {
   const ModelOptions& o = model.options();
   require(o.is_tomoe(), "ToMoE conversion needs a ToMoE model (model.attention or model.ffn = tomoe)");
   require(!calibration.empty(), "ToMoE conversion needs calibration tokens");
   model.eval();
   torch::NoGradGuard no_grad;
+  const ForwardPass pass = pass_arg ? pass_arg : ForwardPass([&model](const torch::Tensor& t, ForwardContext& ctx) { model.forward(t, ctx); });
   const int L = o.n_layers;
   std::vector<TomoeAttention*> attn(L, nullptr);
   for (int l = 0; l < L; ++l) attn[l] = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
@@ -60,7 +61,7 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     TomoeTrace trace;
     ForwardContext ctx;
     ctx.tomoe = &trace;
-    model.forward(batch, ctx);
+    pass(batch, ctx);
     for (int l = 0; l < L; ++l) {
       if (!attn[l]) continue;
       const auto counts = trace.attention[l].vo.to(torch::kDouble).reshape({-1, o.head_dim()}).sum(-1);
@@ -82,7 +83,7 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   for (const auto& batch : calibration) {
     ForwardContext ctx;
     ctx.tomoe = &trace;
-    model.forward(batch, ctx);
+    pass(batch, ctx);
     for (int l = 0; l < L; ++l) {
       if (!attn[l]) continue;
       auto used = trace.attention[l].vo.reshape({-1, o.head_dim()}).amax(0);

@@ -26,10 +26,15 @@ TomoeAttention::TomoeAttention(const ModelOptions& o, int layer) : DenseAttentio
 
 torch::Tensor TomoeAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
   if (ctx.gates_off) return DenseAttention::forward(x, rope, ctx, taps);
-  const HeadDimMasks m = masker(x, layer_experts(ctx, layer_));
-  ctx.tomoe->attention[layer_] = {m.qk, m.vo};
+  const HeadDimMasks m = masks(x, ctx);
   auto heads = head_outputs(x, rope, ctx, taps, nullptr, m.qk);  // [B, T, H, hd], q and k masked by S_0
   return project(heads * m.vo.unsqueeze(-2), ctx, taps);          // S_t on every head of token t
+}
+
+HeadDimMasks TomoeAttention::masks(const torch::Tensor& x, ForwardContext& ctx) {
+  HeadDimMasks m = masker(x, layer_experts(ctx, layer_));
+  ctx.tomoe->attention[layer_] = {m.qk, m.vo};
+  return m;
 }
 
 TomoeFeedForward::TomoeFeedForward(const ModelOptions& o, int layer) : SwiGLU(o), layer_(layer) {

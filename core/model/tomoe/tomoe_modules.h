@@ -20,6 +20,8 @@ class TomoeAttention : public DenseAttention {
  public:
   TomoeAttention(const ModelOptions& o, int layer);
   torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
+  // This token's masks from the pass's expert embeddings (S_0 and S_t), recorded in ctx.tomoe.
+  HeadDimMasks masks(const torch::Tensor& x, ForwardContext& ctx);
   HeadDimMasker masker{nullptr};
 
  private:

@@ -5,7 +5,8 @@
 #include "tests/torch_catch.h"
 
 #include "core/engine/generate.h"
-#include "core/model/kv_cache.h"
+#include "core/engine/kv_cache.h"
+#include "core/engine/tomoe_moe_plan.h"
 #include "core/model/transformer.h"
 #include "experiments/bench/tomoe_bench_model.h"
 #include "tests/model/mohd_support.h"
@@ -43,11 +44,12 @@ torch::Tensor incremental(const torch::Tensor& tokens, Forward forward) {
 
 // Greedy continuation recomputing the last max_seq_len tokens every step (what generate() did before the cache).
 std::vector<std::int32_t> greedy_recompute(Transformer& m, std::vector<std::int64_t> seq, int n) {
+  InferencePlan plan(m);
   std::vector<std::int32_t> out;
   for (int i = 0; i < n; ++i) {
     const long start = std::max<long>(0, static_cast<long>(seq.size()) - m.options().max_seq_len);
     auto x = torch::tensor(std::vector<std::int64_t>(seq.begin() + start, seq.end())).view({1, -1});
-    const auto next = m.forward(x).select(1, -1).squeeze(0).argmax().item<std::int64_t>();
+    const auto next = plan.forward(x).select(1, -1).squeeze(0).argmax().item<std::int64_t>();
     out.push_back(static_cast<std::int32_t>(next));
     seq.push_back(next);
   }
@@ -66,28 +68,30 @@ TEST_CASE("A KV cache reproduces whole-sequence logits (dense, MoHD, MoH, ToMoE)
   torch::NoGradGuard ng;
   for (int dim : {48, 192}) {
     for (const std::string kind : {"dense", "mohd", "moh", "tomoe"}) {
-      for (Kernels k : {Kernels::reference, Kernels::sparse}) {
-        INFO(kind << " d " << dim << (k == Kernels::sparse ? " sparse" : " reference"));
+      for (Form k : {Form::reference, Form::sparse}) {
+        INFO(kind << " d " << dim << (k == Form::sparse ? " sparse" : " reference"));
         Transformer m(options(kind, dim));
         m.init_weights(5);
         m.eval();
-        ForwardContext whole;
-        whole.kernels = k;
-        const auto full = m.forward(tokens, whole);
+        InferencePlan plan(m);
+        ExecOptions whole;
+        whole.form = k;
+        const auto full = plan.forward(tokens, whole);
         const auto pieces = incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) {
-          ForwardContext ctx;
-          ctx.kernels = k;
-          ctx.kv_cache = cache;
-          return m.forward(x, ctx);
+          ExecOptions exec;
+          exec.form = k;
+          exec.cache = cache;
+          return plan.forward(x, exec);
         });
         CHECK(torch::allclose(pieces, full, 1e-4, 1e-5));
+        CHECK(torch::allclose(full, m.forward(tokens), 1e-4, 1e-5));  // the engine's forms equal the model's math
       }
     }
     // The converted ToMoE model (kept q/k pairs rotated with their own frequencies); W_O by kept dims at
     // half of them, whole at 80%.
     for (double keep : {0.5, 0.8}) {
       INFO("converted ToMoE d " << dim << " keep " << keep);
-      const TomoeMoe moe = random_tomoe_moe(options("dense", dim), keep, 3);
+      const TomoeMoePlan moe(random_tomoe_moe(options("dense", dim), keep, 3));
       const auto full = moe.forward(tokens);
       CHECK(torch::allclose(incremental(tokens, [&](const torch::Tensor& x, KvCache* cache) { return moe.forward(x, cache); }), full,
                             1e-4, 1e-5));

@@ -1,7 +1,8 @@
-// The sparse kernels (kernels/sparse) against the reference forms they replace: hand-computed block-sparse
-// maps, the Monarch fold, head-gathered attention, and whole MoHD / MoH models whose sparse forward (and,
-// with Kernels::sparse, training gradients) equal the reference forward on random and real inputs
-// (stories260K's weights on Shakespeare text).
+// The engine's sparse forms (core/engine/mohd_sparse.h, moh_plan.h and the kernels/sparse they run)
+// against the model's math they replace: hand-computed block-sparse maps, the Monarch fold, head-gathered
+// attention, and whole MoHD / MoH models whose engine forward in every form (and, with the training forms,
+// training gradients) equals the model's forward on random and real inputs (stories260K's weights on
+// Shakespeare text).
 #include "tests/torch_catch.h"
 
 #include <filesystem>
@@ -11,7 +12,9 @@
 
 #include "core/data/tokenizers/tokenizer.h"
 #include "core/io/llama2c_import.h"
-#include "core/model/kv_cache.h"
+#include "core/engine/inference_plan.h"
+#include "core/engine/kv_cache.h"
+#include "core/engine/training_forms.h"
 #include "core/model/mohd/monarch.h"
 #include "core/model/rope.h"
 #include "core/model/transformer.h"
@@ -38,10 +41,17 @@ ModelOptions small_options() {
   return o;
 }
 
-torch::Tensor logits_with(Transformer& m, const torch::Tensor& tokens, Kernels k) {
-  ForwardContext ctx;
-  ctx.kernels = k;
-  return m.forward(tokens, ctx);
+// The logits of the model's math (core/model), which every engine form must equal.
+torch::Tensor math_logits(Transformer& m, const torch::Tensor& tokens) {
+  torch::NoGradGuard ng;
+  return m.forward(tokens);
+}
+
+// The engine's logits in form k.
+torch::Tensor logits_with(InferencePlan& plan, const torch::Tensor& tokens, Form k) {
+  ExecOptions e;
+  e.form = k;
+  return plan.forward(tokens, e);
 }
 
 // Inference of o (weights from seed, then random biases if asked): the sparse and the automatic forms give
@@ -54,28 +64,30 @@ void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torc
   if (random_biases)  // the initialisation zeroes them
     for (auto& p : m.named_parameters())
       if (p.key().size() > 5 && p.key().compare(p.key().size() - 5, 5, ".bias") == 0) p.value().uniform_(-0.5, 0.5);
-  const auto ref = logits_with(m, tokens, Kernels::reference);
-  CHECK(close(logits_with(m, tokens, Kernels::sparse), ref));
-  CHECK(close(logits_with(m, tokens, Kernels::automatic), ref));  // MoHD: sparse where grouped; MoH: reference
+  InferencePlan plan(m);
+  const auto ref = math_logits(m, tokens);
+  CHECK(close(logits_with(plan, tokens, Form::reference), ref));
+  CHECK(close(logits_with(plan, tokens, Form::sparse), ref));
+  CHECK(close(logits_with(plan, tokens, Form::automatic), ref));  // MoHD: sparse where grouped; MoH: fused
   {  // Two threads over 96 rows: the row-parallel regions split them (grad mode is thread-local: the
      // worker must not record the parameters' graph).
     const auto many = torch::randint(0, o.vocab_size, {4, 24}, torch::kLong);
     const int before = at::get_num_threads();
     at::set_num_threads(2);
-    const auto sparse2 = logits_with(m, many, Kernels::sparse);
+    const auto sparse2 = logits_with(plan, many, Form::sparse);
     at::set_num_threads(before);
-    CHECK(close(sparse2, logits_with(m, many, Kernels::reference)));
+    CHECK(close(sparse2, math_logits(m, many)));
   }
   const auto one = tokens.narrow(0, 0, 1).narrow(1, 0, 1);      // a single token
-  CHECK(close(logits_with(m, one, Kernels::sparse), logits_with(m, one, Kernels::reference)));
+  CHECK(close(logits_with(plan, one, Form::sparse), math_logits(m, one)));
 }
 
-// Parameter gradients of one LM-loss backward pass computed with kernel form k.
-std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tensor& tokens, Kernels k) {
+// Parameter gradients of one LM-loss backward pass computed in the training forms of form k.
+std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tensor& tokens, Form k) {
   m.zero_grad();
   ForwardContext ctx;
-  ctx.kernels = k;
-  auto logits = m.forward(tokens, ctx);
+  const ModuleForms forms = training_forms(m.blocks, m.options(), k);
+  auto logits = m.forward(tokens, ctx, &forms);
   (Transformer::lm_loss(logits.narrow(1, 0, tokens.size(1) - 1), tokens.narrow(1, 1, tokens.size(1) - 1)) +
    ctx.total_aux_loss())
       .backward();
@@ -275,12 +287,13 @@ TEST_CASE("Cached derived weights (Monarch fold, stacked QKV and gate/up) follow
   m.eval();
   torch::NoGradGuard ng;
   const auto tokens = torch::randint(0, 50, {2, 9}, torch::kLong);
-  logits_with(m, tokens, Kernels::sparse);  // caches B1 W_O, B1 W_down, [W_Q; W_K; W_V] and [W_gate; W_up]
+  InferencePlan plan(m);
+  logits_with(plan, tokens, Form::sparse);  // caches B1 W_O, B1 W_down, [W_Q; W_K; W_V] and [W_gate; W_up]
   for (const std::string name : {"w2", "monarch.b1", "wk", "w3"}) {
     INFO(name);
     for (const auto& p : m.named_parameters())
       if (p.key().find(name) != std::string::npos) p.value().mul_(1.5);
-    CHECK(close(logits_with(m, tokens, Kernels::sparse), logits_with(m, tokens, Kernels::reference)));
+    CHECK(close(logits_with(plan, tokens, Form::sparse), math_logits(m, tokens)));
   }
 }
 
@@ -329,17 +342,13 @@ TEST_CASE("Fused attention with gates skips unselected heads (exactly zero), sca
   CHECK(close(attention_inference(q, k, v, true, 0.25, gates, dims), plain * gates.transpose(1, 2).unsqueeze(-1) * dims.unsqueeze(1)));
   // Incremental decoding through the fused form equals the full forward's logits.
   const auto tokens = torch::randint(0, o.vocab_size, {1, 10}, torch::kLong);
-  ForwardContext full;
-  const auto all = m.forward(tokens, full);
+  InferencePlan plan(m);
+  const auto all = plan.forward(tokens);
   KvCache cache;
-  ForwardContext prompt;
-  prompt.kv_cache = &cache;
-  m.forward(tokens.narrow(1, 0, 7), prompt);
-  for (int t = 7; t < 10; ++t) {
-    ForwardContext step;
-    step.kv_cache = &cache;
-    CHECK(close(m.forward(tokens.narrow(1, t, 1), step).squeeze(1), all.select(1, t)));
-  }
+  ExecOptions step;
+  step.cache = &cache;
+  plan.forward(tokens.narrow(1, 0, 7), step);
+  for (int t = 7; t < 10; ++t) CHECK(close(plan.forward(tokens.narrow(1, t, 1), step).squeeze(1), all.select(1, t)));
 }
 
 TEST_CASE("Training through the sparse kernels gives the reference gradients (MoHD and MoH)", "[kernels]") {
@@ -359,8 +368,8 @@ TEST_CASE("Training through the sparse kernels gives the reference gradients (Mo
     Transformer m(o);
     m.init_weights(4);
     m.train();
-    const auto ref = gradients(m, tokens, Kernels::reference);
-    const auto sparse = gradients(m, tokens, Kernels::sparse);
+    const auto ref = gradients(m, tokens, Form::reference);
+    const auto sparse = gradients(m, tokens, Form::sparse);
     REQUIRE(ref.size() == sparse.size());
     for (const auto& [name, g] : ref) {
       INFO(name);
@@ -370,49 +379,45 @@ TEST_CASE("Training through the sparse kernels gives the reference gradients (Mo
   }
 }
 
-TEST_CASE("Kernel choice: automatic follows the module's rule for inference and for training, never with probes", "[kernels]") {
+TEST_CASE("Form choice: automatic takes a module's sparse form where its rule says it wins, never with taps", "[kernels]") {
   ForwardContext ctx;
-  {
-    torch::NoGradGuard ng;
-    CHECK(!ctx.sparse_kernels(false, true));  // the module's rule: its sparse form does not win for inference
-    CHECK(ctx.sparse_kernels(true, false));
-    ctx.kernels = Kernels::sparse;
-    CHECK(ctx.sparse_kernels(false, false));  // forced
-    ctx.kernels = Kernels::automatic;
-  }
-  CHECK(!ctx.sparse_kernels(true, false));  // autograd on: the training rule
-  CHECK(ctx.sparse_kernels(false, true));
-  {
-    torch::NoGradGuard ng;
-    TapRecorder rec("blocks.0.attn.q");
-    ctx.tap_recorder = &rec;
-    CHECK(!ctx.sparse_kernels(true, true));  // taps need the reference form's intermediate tensors
-    ctx.tap_recorder = nullptr;
-    ctx.kernels = Kernels::reference;
-    CHECK(!ctx.sparse_kernels(true, true));
-  }
-  ctx.kernels = Kernels::sparse;
-  CHECK(ctx.sparse_kernels(false, false));
-  CHECK(kernels_from_name("reference") == Kernels::reference);
-  CHECK(kernels_from_name("sparse") == Kernels::sparse);
-  CHECK(kernels_from_name("automatic") == Kernels::automatic);
+  const Rope rope;
+  const BlockTapNames taps(0);
+  engine::Step step{rope, ctx, taps};
+  CHECK(step.sparse(true));  // the module's rule: its sparse form wins
+  CHECK(!step.sparse(false));
+  TapRecorder rec("blocks.0.attn.q");
+  ctx.tap_recorder = &rec;
+  CHECK(!step.sparse(true));  // taps need the reference form's intermediate tensors
+  step.form = Form::sparse;
+  CHECK(step.sparse(false));  // forced (taps too)
+  ctx.tap_recorder = nullptr;
+  step.form = Form::reference;
+  CHECK(!step.sparse(true));
+  CHECK(form_from_name("reference") == Form::reference);
+  CHECK(form_from_name("sparse") == Form::sparse);
+  CHECK(form_from_name("automatic") == Form::automatic);
 }
 
-TEST_CASE("model.kernels sets the model's default form and leaves the config hash alone", "[kernels]") {
+TEST_CASE("model.kernels sets the plan's default form and leaves the config hash alone", "[kernels]") {
   Config cfg;
   cfg.model = small_options();
+  cfg.model.dim = 64;  // MoH's fused form (head width 16) rounds apart from the reference
+  cfg.model.attention = "moh";
+  cfg.model.moh.shared = 1;
+  cfg.model.moh.active = 2;
   const std::string hash = cfg.hash();
   cfg.model.kernels = "reference";
-  CHECK(cfg.hash() == hash);  // an execution choice: a run resumes whichever kernels it uses
-  Transformer m(cfg.model);
-  const auto tokens = torch::tensor({{1, 2, 3}}, torch::kLong);
-  ForwardContext automatic;
-  m.forward(tokens, automatic);
-  CHECK(automatic.kernels == Kernels::reference);
-  ForwardContext forced;
-  forced.kernels = Kernels::sparse;  // a caller's explicit choice wins over the model's default
-  m.forward(tokens, forced);
-  CHECK(forced.kernels == Kernels::sparse);
+  CHECK(cfg.hash() == hash);  // an execution choice: a run resumes whichever form it uses
+  const auto tokens = torch::randint(0, 50, {2, 9}, torch::kLong);
+  for (const std::string name : {"reference", "sparse"}) {
+    INFO(name);
+    cfg.model.kernels = name;
+    Transformer m(cfg.model);
+    m.init_weights(2);
+    InferencePlan plan(m);
+    CHECK(torch::equal(logits_with(plan, tokens, Form::automatic), logits_with(plan, tokens, form_from_name(name))));
+  }
 }
 
 TEST_CASE("Sparse MoH on stories260K's weights and real text equals the reference", "[kernels][moh][import]") {
@@ -439,8 +444,9 @@ TEST_CASE("Sparse MoH on stories260K's weights and real text equals the referenc
   torch::NoGradGuard ng;
   for (const auto& p : dense.model->named_parameters()) moh.named_parameters()[p.key()].copy_(p.value());
   moh.eval();
-  const auto ref = logits_with(moh, tokens, Kernels::reference);
-  CHECK(close(logits_with(moh, tokens, Kernels::sparse), ref, 1e-4, 1e-4));
+  InferencePlan moh_plan(moh);
+  const auto ref = math_logits(moh, tokens);
+  CHECK(close(logits_with(moh_plan, tokens, Form::sparse), ref, 1e-4, 1e-4));
   // And MoHD on the same text (random weights: there is no pretrained MoHD model).
   ModelOptions h = dense.config.model;
   h.attention = h.ffn = "mohd";
@@ -448,6 +454,7 @@ TEST_CASE("Sparse MoH on stories260K's weights and real text equals the referenc
   Transformer mohd_model(h);
   mohd_model.init_weights(5);
   mohd_model.eval();
-  CHECK(close(logits_with(mohd_model, tokens, Kernels::sparse), logits_with(mohd_model, tokens, Kernels::reference)));
+  InferencePlan mohd_plan(mohd_model);
+  CHECK(close(logits_with(mohd_plan, tokens, Form::sparse), math_logits(mohd_model, tokens)));
 }
 

@@ -1,4 +1,4 @@
-#include "core/model/kv_cache.h"
+#include "core/engine/kv_cache.h"
 
 #include <algorithm>
 
