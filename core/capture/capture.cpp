@@ -54,11 +54,11 @@ CaptureSummary capture_activations(Transformer& model, const Tokenizer& tok, con
     std::vector<std::int32_t> ids(win.len);
     src.read(win.domain, win.start, win.len, ids.data());
     TapRecorder rec(opt.taps);
-    ForwardContext ctx;
-    ctx.tap_recorder = &rec;
+    Analysis an;
+    an.tap_recorder = &rec;
     auto x = torch::from_blob(ids.data(), {1, win.len}, torch::kInt32).to(torch::kLong)
                  .to(model.tok_embeddings->weight.device());
-    plan.forward(x, {}, &ctx);
+    plan.forward(x, {}, &an);
     auto taps = rec.take();
     if (w == 0) {
       require(!taps.empty(), "no tap matches '" + opt.taps + "' (see `moxlab capture --list-taps`)");

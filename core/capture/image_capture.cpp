@@ -19,9 +19,9 @@ std::int64_t capture_image_taps(VisionTransformer& model, const torch::Tensor& p
   for (std::int64_t s = 0; s < pixels.size(0); s += batch_size) {
     const std::int64_t n = std::min<std::int64_t>(batch_size, pixels.size(0) - s);
     TapRecorder rec(taps);
-    ForwardContext ctx;
-    ctx.tap_recorder = &rec;
-    model.forward(pixels.narrow(0, s, n), ctx);
+    Analysis an;
+    an.tap_recorder = &rec;
+    model.forward(pixels.narrow(0, s, n), an);
     auto recorded = rec.take();
     require(!recorded.empty(), "no tap matches '" + taps + "'");
     for (const auto& [name, t] : recorded) {

@@ -17,6 +17,35 @@
 namespace moxlab {
 
 namespace {
+// Keys that earlier builds wrote into configs, checkpoints and run stores under another name (and value), so
+// they still load: old key -> new key, old value -> new value.
+struct RenamedKey {
+  const char* from;
+  const char* to;
+  std::vector<std::pair<std::string, std::string>> values;
+};
+const std::vector<RenamedKey>& renamed_keys() {
+  static const std::vector<RenamedKey> keys = {
+      {"tomoe.vo_top_k", "tomoe.conversion", {{"widest", "code"}, {"mean", "paper"}}},
+      {"model.kernels", "execution.form", {}},
+  };
+  return keys;
+}
+
+// The current name of `key`, and `value` (when given) as the current key spells it.
+std::string current_key(const std::string& key, ConfigValue* value = nullptr) {
+  for (const auto& r : renamed_keys()) {
+    if (key != r.from) continue;
+    if (value)
+      for (const auto& [old_value, new_value] : r.values)
+        if (std::holds_alternative<std::string>(*value) && std::get<std::string>(*value) == old_value) *value = new_value;
+    return r.to;
+  }
+  return key;
+}
+}  // namespace
+
+namespace {
 
 constexpr double kBig = 1e15;
 
@@ -47,10 +76,11 @@ Schema bind(Config& c) {
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
   s.add("model.attention", m.attention, attention_kind_names(), "attention kind (" + attention_kinds_help() + ")");
   s.add("model.ffn", m.ffn, ffn_kind_names(), "FFN kind (" + ffn_kinds_help() + ")");
-  s.add("model.kernels", m.kernels, {"automatic", "reference", "sparse"},
-        "MoHD/MoH compute form: sparse kernels where measured faster (automatic), always the masked dense reference, or always sparse");
   for (const auto& kind : model_kinds())  // each kind's own keys (mohd.*, moh.*, tomoe.*)
     if (kind.bind_options) kind.bind_options(s, m);
+
+  s.add("execution.form", c.execution.form, {"automatic", "reference", "sparse"},
+        "MoHD/MoH compute form: the sparse form where measured faster (automatic), always the masked dense reference, or always sparse");
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -134,7 +164,8 @@ void flatten(const toml::table& table, const std::string& prefix, const Schema& 
       flatten(*sub, key, schema, origin);
       continue;
     }
-    const FieldSpec& f = schema.at(key);  // unknown key → Error
+    const std::string name = current_key(key);
+    const FieldSpec& f = schema.at(name);  // unknown key → Error
     ConfigValue v;
     if (auto i = node.value_exact<std::int64_t>()) v = *i;
     else if (auto d = node.value_exact<double>()) v = *d;
@@ -151,7 +182,8 @@ void flatten(const toml::table& table, const std::string& prefix, const Schema& 
     } else {
       throw Error("config key '" + key + "' has an unsupported value type (" + origin + ")");
     }
-    schema.set(key, v, origin);
+    current_key(key, &v);
+    schema.set(name, v, origin);
   }
 }
 
@@ -174,7 +206,7 @@ std::string Config::hash() const {
   copy.run = RunOptions{};  // names and paths
   copy.train.threads = 0;   // how many cores a run used does not change what it computes
   auto j = nlohmann::json::parse(copy.to_json());
-  j.erase("model.kernels");  // nor which kernels computed it (equal to rounding)
+  j.erase("execution.form");  // nor which form computed it (equal to rounding)
   return sha256_hex(j.dump());
 }
 
@@ -182,7 +214,9 @@ void apply_override(Config& cfg, const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw Error("--set expects key=value, got '" + assignment + "'");
   Schema s = bind(cfg);
-  s.set_from_text(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+  ConfigValue value = assignment.substr(eq + 1);
+  const std::string key = current_key(assignment.substr(0, eq), &value);
+  s.set_from_text(key, std::get<std::string>(value), "--set " + assignment);
 }
 
 namespace {
@@ -225,21 +259,6 @@ Config load_config(const std::string& toml_path, const std::vector<std::string>&
   return cfg;
 }
 
-namespace {
-// Keys that earlier builds wrote into checkpoints and run stores under another name (and value), so their
-// checkpoints still load: old key -> new key, old value -> new value.
-struct RenamedKey {
-  const char* from;
-  const char* to;
-  std::vector<std::pair<std::string, std::string>> values;
-};
-const std::vector<RenamedKey>& renamed_keys() {
-  static const std::vector<RenamedKey> keys = {
-      {"tomoe.vo_top_k", "tomoe.conversion", {{"widest", "code"}, {"mean", "paper"}}},
-  };
-  return keys;
-}
-}  // namespace
 
 Config config_from_json(const std::string& json) {
   Config cfg;
@@ -261,14 +280,7 @@ Config config_from_json(const std::string& json) {
     else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); }))
       cv = v.get<std::vector<std::string>>();
     else throw Error("config JSON key '" + it.key() + "' has an unsupported value");
-    std::string key = it.key();
-    for (const auto& r : renamed_keys()) {
-      if (key != r.from) continue;
-      key = r.to;
-      for (const auto& [old_value, new_value] : r.values)
-        if (std::holds_alternative<std::string>(cv) && std::get<std::string>(cv) == old_value) cv = new_value;
-    }
-    s.set(key, cv, "config JSON");
+    s.set(current_key(it.key(), &cv), cv, "config JSON");
   }
   validate(cfg);
   return cfg;

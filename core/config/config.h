@@ -16,6 +16,12 @@
 
 namespace moxlab {
 
+// How a run computes, not what: equal results to rounding, so left out of the config hash.
+struct ExecutionOptions {
+  // Which form MoHD / MoH modules compute in (core/engine/form.h): automatic | reference | sparse.
+  std::string form = "automatic";
+};
+
 struct RunOptions {
   std::string name = "run";
   std::string kind = "train";       // recorded in the run store
@@ -31,11 +37,12 @@ struct Config {
   TrainOptions train;
   EvalOptions eval;
   PruneOptions prune;
+  ExecutionOptions execution;
 
   // Canonical JSON (sorted keys, every option, resolved values).
   std::string to_json() const;
-  // SHA-256 of to_json() without run.* and train.threads (names, paths and core counts do not change
-  // what is computed).
+  // SHA-256 of to_json() without run.*, train.threads and execution.* (names, paths, core counts and
+  // execution forms do not change what is computed).
   std::string hash() const;
 };
 

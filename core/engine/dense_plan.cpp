@@ -12,14 +12,14 @@ torch::Tensor DenseAttentionPlan::forward(const torch::Tensor& x, Step& step) { 
 torch::Tensor DenseAttentionPlan::head_outputs(const torch::Tensor& x, Step& step, torch::Tensor* q_pre_rope, const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
   const auto H = a_.n_heads(), Hkv = a_.n_kv_heads(), hd = a_.head_dim();
-  step.ctx.tap(step.taps.attn_in, x);
+  step.an.tap(step.taps.attn_in, x);
   auto [q, k, v] = project_qkv(x);
   q = q.view({B, T, H, hd});
   k = k.view({B, T, Hkv, hd});
   v = v.view({B, T, Hkv, hd});
-  step.ctx.tap(step.taps.attn_q, q);
-  step.ctx.tap(step.taps.attn_k, k);
-  step.ctx.tap(step.taps.attn_v, v);
+  step.an.tap(step.taps.attn_q, q);
+  step.an.tap(step.taps.attn_k, k);
+  step.an.tap(step.taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
   return attend(q, k, v, step, qk_mask);
 }
@@ -55,18 +55,18 @@ torch::Tensor DenseAttentionPlan::attend(torch::Tensor q, torch::Tensor k, torch
 torch::Tensor DenseAttentionPlan::project(const torch::Tensor& heads, Step& step) {
   auto& wo = a_.wo;
   auto mixed = heads.reshape({heads.size(0), heads.size(1), a_.n_heads() * a_.head_dim()});
-  step.ctx.tap(step.taps.attn_ctx, mixed);
+  step.an.tap(step.taps.attn_ctx, mixed);
   auto y = packed_applies(mixed)
                ? packed_linear(mixed, packed_weight(stacked_.get({wo->weight}, [&] { return pack_weight(wo->weight); }), wo->weight.size(0)),
                                wo->bias)
                : wo(mixed);
-  step.ctx.tap(step.taps.attn_out, y);
+  step.an.tap(step.taps.attn_out, y);
   return y;
 }
 
 torch::Tensor SwiGluPlan::forward(const torch::Tensor& x, Step& step) {
   // Recorded taps need the gate, up and activation tensors: the module's reference form.
-  if (step.ctx.tap_recorder) return f_.forward(x, step.ctx, step.taps);
+  if (step.an.tap_recorder) return f_.forward(x, step.an, step.taps, step.io);
   auto &w1 = f_.w1, &w2 = f_.w2, &w3 = f_.w3;
   if (!packed_applies(x)) return w2(swiglu_activation(w1(x), w3(x)));
   // SiLU(x W_gate^T) * (x W_up^T) as one product against W_gate and W_up packed side by side (the

@@ -10,7 +10,7 @@
 namespace moxlab {
 
 enum class Form { automatic, reference, sparse };
-// "automatic" | "reference" | "sparse" (model.kernels; the config checks the name).
+// "automatic" | "reference" | "sparse" (execution.form; the config checks the name).
 inline Form form_from_name(const std::string& name) {
   return name == "reference" ? Form::reference : name == "sparse" ? Form::sparse : Form::automatic;
 }

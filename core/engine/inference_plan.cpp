@@ -6,7 +6,7 @@
 
 namespace moxlab {
 
-InferencePlan::InferencePlan(Transformer& model) : model_(model) {
+InferencePlan::InferencePlan(Transformer& model, Form default_form) : model_(model), default_form_(default_form) {
   const auto& o = model.options();
   const auto& attention = engine::find_plan_kind(o.attention);
   const auto& ffn = engine::find_plan_kind(o.ffn);
@@ -17,17 +17,17 @@ InferencePlan::InferencePlan(Transformer& model) : model_(model) {
   }
 }
 
-Form InferencePlan::resolve(Form form) const { return form == Form::automatic ? form_from_name(model_.options().kernels) : form; }
+Form InferencePlan::resolve(Form form) const { return form == Form::automatic ? default_form_ : form; }
 
-torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOptions& exec, ForwardContext* analysis) {
+torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOptions& exec, Analysis* analysis) {
   torch::NoGradGuard no_grad;
-  ForwardContext local;
+  Analysis local;
   local.aux_losses_wanted = false;  // nobody trains on an inference pass's losses
-  ForwardContext& ctx = analysis ? *analysis : local;
-  if (exec.gates_off) ctx.gates_off = true;
+  Analysis& an = analysis ? *analysis : local;
   const Form form = resolve(exec.form);
-  Transformer::TomoePass tomoe;
-  model_.begin_tomoe(ctx, tomoe);
+  PassOptions pass;
+  pass.gates_off = exec.gates_off;
+  auto layers = model_.begin_layers(pass);
   auto x = model_.tok_embeddings(tokens);
   // Each block's last residual add fused into the next block's attention norm (the last block's stays
   // apart: the final norm may read only the last position).
@@ -39,9 +39,9 @@ torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOpti
   }
   for (std::size_t l = 0; l < blocks->size(); ++l) {
     auto& block = *blocks->ptr<BlockImpl>(l);
-    engine::Step step{model_.rope(), ctx, block.taps, exec.cache, form};
+    engine::Step step{model_.rope(), an, block.taps, layers[l], exec.cache, form};
     const auto [h, h_normed] = engine::add_rms_norm(x, attention_[l]->forward(x_normed, step), block.ffn_norm->weight, block.ffn_norm->eps());
-    ctx.tap(block.taps.resid_mid, h);
+    an.tap(block.taps.resid_mid, h);
     const auto f = ffn_[l]->forward(h_normed, step);
     if (l + 1 < blocks->size()) {
       const auto& next = *blocks->ptr<BlockImpl>(l + 1)->attn_norm;
@@ -49,11 +49,11 @@ torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOpti
     } else {
       x = h + f;
     }
-    ctx.tap(block.taps.resid_out, x);
+    an.tap(block.taps.resid_out, x);
   }
   if (exec.last_logits_only) x = x.narrow(1, x.size(1) - 1, 1);
   x = engine::rms_norm(x, model_.norm->weight, model_.norm->eps());
-  model_.end_tomoe(ctx, tomoe);
+  model_.end_layers(layers, an);
   const auto w = model_.output_weight();
   if (packed_applies(x)) {
     // The head packed once: OpenBLAS repacks the whole [vocab, d] matrix on every call, which costs more
@@ -66,19 +66,21 @@ torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOpti
 
 torch::Tensor InferencePlan::attention(int layer, const torch::Tensor& h, Form form) {
   torch::NoGradGuard no_grad;
-  ForwardContext ctx;
-  ctx.aux_losses_wanted = false;
+  Analysis an;
+  an.aux_losses_wanted = false;
   auto& block = *model_.blocks->ptr<BlockImpl>(layer);
-  engine::Step step{model_.rope(), ctx, block.taps, nullptr, resolve(form)};
+  auto layers = model_.begin_layers({});
+  engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
   return attention_[layer]->forward(h, step);
 }
 
 torch::Tensor InferencePlan::feed_forward(int layer, const torch::Tensor& h, Form form) {
   torch::NoGradGuard no_grad;
-  ForwardContext ctx;
-  ctx.aux_losses_wanted = false;
+  Analysis an;
+  an.aux_losses_wanted = false;
   auto& block = *model_.blocks->ptr<BlockImpl>(layer);
-  engine::Step step{model_.rope(), ctx, block.taps, nullptr, resolve(form)};
+  auto layers = model_.begin_layers({});
+  engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
   return ffn_[layer]->forward(h, step);
 }
 

@@ -14,13 +14,13 @@
 #include "core/engine/derived_weights.h"
 #include "core/engine/form.h"
 #include "core/engine/layer_plan.h"
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
 #include "core/model/transformer.h"
 
 namespace moxlab {
 
 struct ExecOptions {
-  Form form = Form::automatic;  // MoHD / MoH compute form (automatic: the model's model.kernels)
+  Form form = Form::automatic;  // MoHD / MoH compute form (automatic: the plan's default form)
   KvCache* cache = nullptr;     // keys and values of earlier positions; null: the tokens are the whole sequence
   bool last_logits_only = false;  // only the last position's logits [B, 1, vocab] (a prompt before generation)
   bool gates_off = false;         // a method model with every gate off (ToMoE's dense teacher, Eq. 10)
@@ -28,11 +28,12 @@ struct ExecOptions {
 
 class InferencePlan {
  public:
-  explicit InferencePlan(Transformer& model);
+  // default_form: what ExecOptions' automatic means (a run's execution.form).
+  explicit InferencePlan(Transformer& model, Form default_form = Form::automatic);
 
   // tokens [B, T] int64 -> logits [B, T, vocab] (or [B, 1, vocab]), without autograd. `analysis`, when
   // given, collects taps, auxiliary losses (if it wants them) and ToMoE's trace, as Transformer::forward's.
-  torch::Tensor forward(const torch::Tensor& tokens, const ExecOptions& exec = {}, ForwardContext* analysis = nullptr);
+  torch::Tensor forward(const torch::Tensor& tokens, const ExecOptions& exec = {}, Analysis* analysis = nullptr);
   // One block's attention or FFN on normalised hidden states h [B, T, dim], without autograd (the
   // benchmark's per-layer timings).
   torch::Tensor attention(int layer, const torch::Tensor& h, Form form = Form::automatic);
@@ -44,6 +45,7 @@ class InferencePlan {
  private:
   Form resolve(Form form) const;
   Transformer& model_;
+  Form default_form_;
   std::vector<std::unique_ptr<engine::AttentionPlan>> attention_;  // per layer
   std::vector<std::unique_ptr<engine::FeedForwardPlan>> ffn_;
   DerivedWeights head_;  // the output head packed

@@ -6,7 +6,8 @@
 
 #include "core/engine/form.h"
 #include "core/engine/kv_cache.h"
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
+#include "core/model/layer_io.h"
 #include "core/model/rope.h"
 #include "core/model/tap_recorder.h"
 
@@ -15,16 +16,17 @@ namespace moxlab::engine {
 // What one layer's step reads besides its input.
 struct Step {
   const Rope& rope;
-  ForwardContext& ctx;  // taps, auxiliary losses, ToMoE's pass state
+  Analysis& an;  // taps, auxiliary losses
   const BlockTapNames& taps;
+  LayerIO& io;   // ToMoE's expert embeddings in, its masks out
   KvCache* cache = nullptr;  // keys and values of earlier positions; null: the tokens are the whole sequence
-  Form form = Form::automatic;  // resolved against model.kernels: automatic means "where it wins"
+  Form form = Form::automatic;  // resolved against execution.form: automatic means "where it wins"
 
   // Whether a module computes its sparse form: forced, or automatic where the module's rule says it wins
   // (recorded taps take the reference form: taps record the reference form's tensors).
   bool sparse(bool wins) const {
     if (form == Form::sparse) return true;
-    if (form != Form::automatic || ctx.tap_recorder != nullptr) return false;
+    if (form != Form::automatic || an.tap_recorder != nullptr) return false;
     return wins;
   }
 };

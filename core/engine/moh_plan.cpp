@@ -110,16 +110,16 @@ torch::Tensor MohAttentionPlan::forward(const torch::Tensor& x, Step& step) {
   // The fused form where it applies (automatic and sparse; recorded taps in automatic mode take the
   // reference form), else the head-gathered form when forced without a cache, else the reference.
   if (step.sparse(true) && packed_applies(x)) return forward_fused(x, step);
-  if (!step.cache && step.form == Form::sparse) return moh_head_gathered(m_, x, step.rope, step.ctx, step.taps, router_);
+  if (!step.cache && step.form == Form::sparse) return moh_head_gathered(m_, x, step.rope, step.an, step.taps, router_);
   torch::Tensor q;
   const auto heads = dense_.head_outputs(x, step, &q);  // [B, T, h, hd]
   const HeadRouting r = router_.forward(x, q);
-  m_.report(r, step.ctx, step.taps);
+  m_.report(r, step.an, step.taps);
   return dense_.project(heads * r.gates.unsqueeze(-1), step);  // Eq. 4
 }
 
 torch::Tensor MohAttentionPlan::forward_fused(const torch::Tensor& x, Step& step) {
-  auto& ctx = step.ctx;
+  auto& an = step.an;
   const auto& taps = step.taps;
   const auto& o_ = m_.options();
   const auto &wq = m_.wq, &wk = m_.wk, &wv = m_.wv, &wo = m_.wo;
@@ -127,20 +127,20 @@ torch::Tensor MohAttentionPlan::forward_fused(const torch::Tensor& x, Step& step
   const std::int64_t H = m_.n_heads(), Hkv = m_.n_kv_heads(), hd = m_.head_dim(), s = o_.shared, kv = Hkv * hd;
   torch::Tensor q, k, v;
   HeadRouting r;
-  if (o_.router != "learned" || ctx.tap_recorder != nullptr) {
-    ctx.tap(taps.attn_in, x);
+  if (o_.router != "learned" || an.tap_recorder != nullptr) {
+    an.tap(taps.attn_in, x);
     std::tie(q, k, v) = dense_.project_qkv(x);
     q = q.view({B, T, H, hd});
     k = k.view({B, T, Hkv, hd});
     v = v.view({B, T, Hkv, hd});
-    ctx.tap(taps.attn_q, q);
-    ctx.tap(taps.attn_k, k);
-    ctx.tap(taps.attn_v, v);
+    an.tap(taps.attn_q, q);
+    an.tap(taps.attn_k, k);
+    an.tap(taps.attn_v, v);
     r = router_.forward(x, q);
   } else {
     r = router_.forward(x, {});
   }
-  m_.report(r, ctx, taps);
+  m_.report(r, an, taps);
   const auto gates = r.gates.reshape({M, H}).contiguous();
   const float* g = gates.data_ptr<float>();
   // Rows [a, z) that selected head h (its gate non-zero there), into `rows`.
@@ -199,7 +199,7 @@ torch::Tensor MohAttentionPlan::forward_fused(const torch::Tensor& x, Step& step
   }
   // Only the selected heads, weighted: [B, T, H, hd], zero where a head's gate is 0.
   const auto heads = dense_.attend(q, k, v, step, {}, gates.view({B, T, H})).reshape({M, H * hd}).contiguous();
-  ctx.tap(taps.attn_ctx, heads.view({B, T, H * hd}));
+  an.tap(taps.attn_ctx, heads.view({B, T, H * hd}));
   const auto wo_packed = packed_weight(derived_.get({wo->weight}, [&] { return pack_weight(wo->weight); }), wo->weight.size(0));
   auto y = torch::empty({M, wo->weight.size(0)}, x2.options());
   // Rows [a, z) through W_O's columns in `w` (all, or a thread's panels), into y's columns from `column`: the
@@ -230,19 +230,19 @@ torch::Tensor MohAttentionPlan::forward_fused(const torch::Tensor& x, Step& step
     parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t z) { project(wo_packed, 0, a, z); });
   }
   auto result = y.view({B, T, y.size(1)});
-  ctx.tap(taps.attn_out, result);
+  an.tap(taps.attn_out, result);
   return result;
 }
 
 
-torch::Tensor moh_head_gathered(MohAttention& m, const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
+torch::Tensor moh_head_gathered(MohAttention& m, const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
                                 HeadRouterPlan& router) {
   const auto B = x.size(0), T = x.size(1);
   const auto H = m.n_heads(), Hkv = m.n_kv_heads(), hd = m.head_dim();
   torch::Tensor q;
   if (m.options().router == "query_norm") q = m.wq(x).view({B, T, H, hd});  // the router reads every query
   const HeadRouting r = router.forward(x, q);
-  m.report(r, ctx, taps);
+  m.report(r, an, taps);
   HeadGatheredAttention a;
   a.x = x;
   a.k = rope.apply(m.wk(x).view({B, T, Hkv, hd}));
@@ -270,8 +270,8 @@ PlanKind moh_plan_kind() {
     if (form != Form::sparse) return {};
     auto& m = dynamic_cast<MohAttention&>(a);
     auto router = std::make_shared<HeadRouterPlan>(*m.head_router);
-    return [&m, router](const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-      return moh_head_gathered(m, x, rope, ctx, taps, *router);
+    return [&m, router](const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO&) {
+      return moh_head_gathered(m, x, rope, an, taps, *router);
     };
   };
   return k;

@@ -48,7 +48,7 @@ class MohAttentionPlan : public AttentionPlan {
 };
 
 // Eq. 4 in the head-gathered form (the router's taps and balance loss recorded as in the reference).
-torch::Tensor moh_head_gathered(MohAttention& m, const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
+torch::Tensor moh_head_gathered(MohAttention& m, const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
                                 HeadRouterPlan& router);
 
 }  // namespace moxlab::engine

@@ -16,7 +16,7 @@ class MohdAttentionPlan : public AttentionPlan {
   torch::Tensor forward(const torch::Tensor& x, Step& step) override {
     const auto& t = step.taps;
     const SubDimRouting r = route_.forward(x);
-    m_.mixer->record(r, step.ctx, balance_loss_name(t.attn_router_probs), t.attn_router_probs, t.attn_router_topk);
+    m_.mixer->record(r, step.an, balance_loss_name(t.attn_router_probs), t.attn_router_probs, t.attn_router_topk);
     if (step.sparse(true)) {
       const MohdSparse s = mohd_sparse(r, m_.mixer->options());
       if (step.sparse(s.selection.grouped)) return sparse_.forward(x, s, step);
@@ -36,7 +36,7 @@ class MohdFeedForwardPlan : public FeedForwardPlan {
   torch::Tensor forward(const torch::Tensor& x, Step& step) override {
     const auto& t = step.taps;
     const SubDimRouting r = route_.forward(x);
-    m_.mixer->record(r, step.ctx, balance_loss_name(t.ffn_router_probs), t.ffn_router_probs, t.ffn_router_topk);
+    m_.mixer->record(r, step.an, balance_loss_name(t.ffn_router_probs), t.ffn_router_probs, t.ffn_router_topk);
     if (step.sparse(true)) {
       const MohdSparse s = mohd_sparse(r, m_.mixer->options());
       if (step.sparse(s.selection.grouped)) return sparse_.forward(x, s);
@@ -57,14 +57,14 @@ decltype(LayerForms::attention) training_attention(Attention& a, Form form) {
   if (form == Form::reference) return {};
   auto& m = dynamic_cast<MohdAttention&>(a);
   auto sparse = std::make_shared<MohdSparseAttention>(m);
-  return [&m, sparse, form](const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-    Step step{rope, ctx, taps, nullptr, form};
-    const SubDimRouting r = m.route(x, ctx, taps);
+  return [&m, sparse, form](const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
+    Step step{rope, an, taps, io, nullptr, form};
+    const SubDimRouting r = m.route(x, an, taps);
     if (step.sparse(true)) {
       const MohdSparse s = mohd_sparse(r, m.mixer->options());
       if (step.sparse(s.selection.grouped)) return sparse->forward(x, s, step);
     }
-    return m.forward_routed(x, r, rope, ctx, taps);
+    return m.forward_routed(x, r, rope, an, taps, io);
   };
 }
 
@@ -72,15 +72,15 @@ decltype(LayerForms::ffn) training_ffn(FeedForward& f, Form form) {
   if (form == Form::reference) return {};
   auto& m = dynamic_cast<MohdFeedForward&>(f);
   auto sparse = std::make_shared<MohdSparseFeedForward>(m);
-  return [&m, sparse, form](const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
+  return [&m, sparse, form](const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
     const Rope none;
-    Step step{none, ctx, taps, nullptr, form};
-    const SubDimRouting r = m.route(x, ctx, taps);
+    Step step{none, an, taps, io, nullptr, form};
+    const SubDimRouting r = m.route(x, an, taps);
     if (step.sparse(true)) {
       const MohdSparse s = mohd_sparse(r, m.mixer->options());
       if (step.sparse(s.selection.grouped)) return sparse->forward(x, s);
     }
-    return m.forward_routed(x, r, ctx, taps);
+    return m.forward_routed(x, r, an, taps, io);
   };
 }
 

@@ -13,8 +13,8 @@ class TomoeAttentionPlan : public AttentionPlan {
  public:
   explicit TomoeAttentionPlan(TomoeAttention& a) : a_(a), dense_(a) {}
   torch::Tensor forward(const torch::Tensor& x, Step& step) override {
-    if (step.ctx.gates_off) return dense_.forward(x, step);
-    const HeadDimMasks m = a_.masks(x, step.ctx);
+    if (step.io.gates_off) return dense_.forward(x, step);
+    const HeadDimMasks m = a_.masks(x, step.io);
     const auto heads = dense_.head_outputs(x, step, nullptr, m.qk);  // [B, T, H, hd], q and k masked by S_0
     return dense_.project(heads * m.vo.unsqueeze(-2), step);         // S_t on every head of token t (Eq. 4)
   }
@@ -28,8 +28,8 @@ class TomoeFeedForwardPlan : public FeedForwardPlan {
  public:
   explicit TomoeFeedForwardPlan(TomoeFeedForward& f) : f_(f), dense_(f) {}
   torch::Tensor forward(const torch::Tensor& x, Step& step) override {
-    if (step.ctx.gates_off) return dense_.forward(x, step);
-    return f_.forward(x, step.ctx, step.taps);  // the expert's channel mask inside SwiGLU (Eq. 2-3)
+    if (step.io.gates_off) return dense_.forward(x, step);
+    return f_.forward(x, step.an, step.taps, step.io);  // the expert's channel mask inside SwiGLU (Eq. 2-3)
   }
 
  private:

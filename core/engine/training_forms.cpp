@@ -16,8 +16,4 @@ ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o,
   return forms;
 }
 
-ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o) {
-  return training_forms(blocks, o, form_from_name(o.kernels));
-}
-
 }  // namespace moxlab

@@ -1,5 +1,5 @@
-// The forms a training pass (with autograd) computes its blocks in: the kinds' training forms under the
-// model's model.kernels (automatic: MoHD's block-sparse form where the layout is grouped; sparse: also
+// The forms a training pass (with autograd) computes its blocks in: the kinds' training forms under a
+// run's execution.form (automatic: MoHD's block-sparse form where the layout is grouped; sparse: also
 // MoH's head-gathered form; reference: every module's own forward). The trainer's objectives and
 // `bench train` both take them from here, so the benchmark times what training runs.
 #pragma once
@@ -11,7 +11,5 @@ namespace moxlab {
 
 // One LayerForms per block of `blocks` (a Transformer's or a VisionTransformer's).
 ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o, Form form);
-// The same with the form model.kernels names.
-ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o);
 
 }  // namespace moxlab

@@ -28,8 +28,8 @@ ClassificationResult evaluate_classifier(VisionTransformer& model, const torch::
   model.eval();
   for (std::int64_t s = 0; s < pixels.size(0); s += batch_size) {
     const std::int64_t n = std::min<std::int64_t>(batch_size, pixels.size(0) - s);
-    ForwardContext ctx;
-    auto logits = model.forward(pixels.narrow(0, s, n), ctx).to(torch::kCPU).to(torch::kFloat32);
+    Analysis an;
+    auto logits = model.forward(pixels.narrow(0, s, n), an).to(torch::kCPU).to(torch::kFloat32);
     auto y = labels.narrow(0, s, n);
     r.nll_sum += torch::nn::functional::cross_entropy(
                      logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

@@ -78,17 +78,17 @@ torch::Tensor dot_product_attention_torch(const torch::Tensor& q, const torch::T
   return (tiles.size() == 1 ? tiles[0] : torch::cat(tiles, 3)).view({B, H, T, v.size(3)});
 }
 
-torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
+torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& rope, Analysis& an,
                                            const BlockTapNames& taps, torch::Tensor* q_pre_rope,
                                            const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
-  ctx.tap(taps.attn_in, x);
+  an.tap(taps.attn_in, x);
   const auto q = wq(x).view({B, T, n_heads_, head_dim_});
   const auto k = wk(x).view({B, T, n_kv_heads_, head_dim_});
   const auto v = wv(x).view({B, T, n_kv_heads_, head_dim_});
-  ctx.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
-  ctx.tap(taps.attn_k, k);
-  ctx.tap(taps.attn_v, v);
+  an.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
+  an.tap(taps.attn_k, k);
+  an.tap(taps.attn_v, v);
   if (q_pre_rope) *q_pre_rope = q;
   return attend(q, k, v, rope, qk_mask);
 }
@@ -105,17 +105,17 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
   return out.transpose(1, 2);                                                             // [B, T, H, hd]
 }
 
-torch::Tensor DenseAttention::project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps) {
+torch::Tensor DenseAttention::project(const torch::Tensor& heads, Analysis& an, const BlockTapNames& taps) {
   auto mixed = heads.reshape({heads.size(0), heads.size(1), n_heads_ * head_dim_});
-  ctx.tap(taps.attn_ctx, mixed);
+  an.tap(taps.attn_ctx, mixed);
   auto y = wo(mixed);
-  ctx.tap(taps.attn_out, y);
+  an.tap(taps.attn_out, y);
   return y;
 }
 
-torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
-                                      const BlockTapNames& taps) {
-  return project(head_outputs(x, rope, ctx, taps), ctx, taps);
+torch::Tensor DenseAttention::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
+                                      LayerIO&) {
+  return project(head_outputs(x, rope, an, taps), an, taps);
 }
 
 KindModules dense_kind_modules() {

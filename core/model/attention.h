@@ -7,7 +7,8 @@
 
 #include <torch/torch.h>
 
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
+#include "core/model/layer_io.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
 #include "core/model/tap_recorder.h"
@@ -18,8 +19,8 @@ namespace moxlab {
 class Attention : public torch::nn::Module {
  public:
   // x: [B, T, dim], already normalised. Returns [B, T, dim] (after the output projection).
-  virtual torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
-                                const BlockTapNames& taps) = 0;
+  virtual torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
+                                LayerIO& io) = 0;
   // Default: every parameter active for every token.
   virtual ParamCount param_count() const;
 };
@@ -27,15 +28,15 @@ class Attention : public torch::nn::Module {
 class DenseAttention : public Attention {
  public:
   explicit DenseAttention(const ModelOptions& o);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx,
-                        const BlockTapNames& taps) override;
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
+                        LayerIO& io) override;
   // The two halves of forward, for kinds that act between them (MoH weights the heads):
   // per-head outputs [B, T, H, head_dim] (taps attn.in, q, k, v; q_pre_rope receives the queries
   // [B, T, H, head_dim] before RoPE; qk_mask [head_dim], when given, multiplies queries and keys after RoPE,
   // as ToMoE's static mask does), then the output projection of the concatenated heads (taps attn.ctx, out).
-  torch::Tensor head_outputs(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps,
+  torch::Tensor head_outputs(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps,
                              torch::Tensor* q_pre_rope = nullptr, const torch::Tensor& qk_mask = {});
-  torch::Tensor project(const torch::Tensor& heads, ForwardContext& ctx, const BlockTapNames& taps);
+  torch::Tensor project(const torch::Tensor& heads, Analysis& an, const BlockTapNames& taps);
   // The middle of head_outputs: RoPE on q [B, T, H, hd] and k [B, T, Hkv, hd], the optional q/k mask, and
   // attention over v [B, T, Hkv, hd] -> per-head outputs [B, T, H, hd]. Sparse forms compute their own
   // q/k/v. gates [B, T, H], when given, weight each head's output (see dot_product_attention).

@@ -16,15 +16,15 @@ namespace moxlab {
 // Another computation of one block's attention or FFN with the module's signature, for a pass with
 // autograd: the engine's sparse training forms (core/engine/training_forms.h). Empty: the module's forward.
 struct LayerForms {
-  std::function<torch::Tensor(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps)> attention;
-  std::function<torch::Tensor(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps)> ffn;
+  std::function<torch::Tensor(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io)> attention;
+  std::function<torch::Tensor(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io)> ffn;
 };
 using ModuleForms = std::vector<LayerForms>;  // one per layer
 
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const ModelOptions& o, int layer);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const LayerForms* forms = nullptr);
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, LayerIO& io, const LayerForms* forms = nullptr);
   ParamCount param_count() const;
 
   RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};

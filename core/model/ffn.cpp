@@ -16,16 +16,16 @@ SwiGLU::SwiGLU(const ModelOptions& o) {
   w3 = register_module("w3", torch::nn::Linear(torch::nn::LinearOptions(o.dim, hidden).bias(false)));
 }
 
-torch::Tensor SwiGLU::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
-  ctx.tap(taps.ffn_in, x);
+torch::Tensor SwiGLU::forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO&) {
+  an.tap(taps.ffn_in, x);
   auto gate = w1(x);
   auto up = w3(x);
-  ctx.tap(taps.ffn_gate, gate);
-  ctx.tap(taps.ffn_up, up);
+  an.tap(taps.ffn_gate, gate);
+  an.tap(taps.ffn_up, up);
   auto act = torch::silu(gate) * up;
-  ctx.tap(taps.ffn_act, act);
+  an.tap(taps.ffn_act, act);
   auto y = w2(act);
-  ctx.tap(taps.ffn_out, y);
+  an.tap(taps.ffn_out, y);
   return y;
 }
 

@@ -6,7 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
+#include "core/model/layer_io.h"
 #include "core/model/model_options.h"
 #include "core/model/param_count.h"
 #include "core/model/tap_recorder.h"
@@ -16,14 +17,14 @@ namespace moxlab {
 class FeedForward : public torch::nn::Module {
  public:
   // x: [B, T, dim], already normalised. Returns [B, T, dim].
-  virtual torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) = 0;
+  virtual torch::Tensor forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) = 0;
   virtual ParamCount param_count() const;
 };
 
 class SwiGLU : public FeedForward {
  public:
   explicit SwiGLU(const ModelOptions& o);
-  torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
+  torch::Tensor forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
   torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
 };
 

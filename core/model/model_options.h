@@ -25,9 +25,6 @@ struct ModelOptions {
   double init_std = 0.02;
   std::string attention = "dense";  // pluggable attention kind: dense | mohd | moh | tomoe
   std::string ffn = "dense";        // pluggable FFN kind: dense | mohd | tomoe
-  // Which form MoHD / MoH modules compute in (ForwardContext::kernels): automatic | reference | sparse.
-  // An execution choice, not part of the model: equal results to rounding, left out of the config hash.
-  std::string kernels = "automatic";
   MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)
   MohdOptions mohd_ffn;             // used when ffn = "mohd" (keys mohd.ffn.*)
   MohOptions moh;                   // used when attention = "moh" (keys moh.*)

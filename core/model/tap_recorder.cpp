@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
 
 namespace moxlab {
 
@@ -65,7 +65,7 @@ std::map<std::string, torch::Tensor> TapRecorder::take() {
   return out;
 }
 
-torch::Tensor ForwardContext::total_aux_loss() const {
+torch::Tensor Analysis::total_aux_loss() const {
   torch::Tensor sum;
   for (const auto& [name, loss] : aux_losses) sum = sum.defined() ? sum + loss : loss;
   return sum;

@@ -14,13 +14,13 @@ BlockImpl::BlockImpl(const ModelOptions& o, int layer) : taps(layer) {
   ffn = register_module("ffn", make_ffn(o, layer));
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const LayerForms* forms) {
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, LayerIO& io, const LayerForms* forms) {
   const auto x_normed = attn_norm(x);
-  const auto h = x + (forms && forms->attention ? forms->attention(x_normed, rope, ctx, taps) : attn->forward(x_normed, rope, ctx, taps));
-  ctx.tap(taps.resid_mid, h);
+  const auto h = x + (forms && forms->attention ? forms->attention(x_normed, rope, an, taps, io) : attn->forward(x_normed, rope, an, taps, io));
+  an.tap(taps.resid_mid, h);
   const auto h_normed = ffn_norm(h);
-  const auto y = h + (forms && forms->ffn ? forms->ffn(h_normed, ctx, taps) : ffn->forward(h_normed, ctx, taps));
-  ctx.tap(taps.resid_out, y);
+  const auto y = h + (forms && forms->ffn ? forms->ffn(h_normed, an, taps, io) : ffn->forward(h_normed, an, taps, io));
+  an.tap(taps.resid_out, y);
   return y;
 }
 
@@ -56,42 +56,50 @@ torch::Tensor Transformer::output_weight() const {
   return output ? output->weight : tok_embeddings->weight;
 }
 
-torch::Tensor Transformer::forward(const torch::Tensor& tokens, ForwardContext& ctx, const ModuleForms* forms) {
-  TomoePass tomoe;
-  begin_tomoe(ctx, tomoe);
+torch::Tensor Transformer::forward(const torch::Tensor& tokens, Analysis& an, const PassOptions& pass) {
+  auto layers = begin_layers(pass);
   auto x = tok_embeddings(tokens);
+  const auto* forms = pass.forms;
   for (std::size_t l = 0; l < blocks->size(); ++l)
-    x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, ctx, forms && l < forms->size() ? &(*forms)[l] : nullptr);
+    x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, an, layers[l], forms && l < forms->size() ? &(*forms)[l] : nullptr);
   x = norm(x);
-  end_tomoe(ctx, tomoe);
+  end_layers(layers, an);
   return torch::nn::functional::linear(x, output_weight());
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens) {
-  ForwardContext ctx;
-  ctx.aux_losses_wanted = false;  // the context is discarded
-  return forward(tokens, ctx);
+  Analysis an;
+  an.aux_losses_wanted = false;  // the analysis is discarded
+  return forward(tokens, an);
 }
 
-void Transformer::begin_tomoe(ForwardContext& ctx, TomoePass& pass) {
-  pass.active = hypernet && !ctx.gates_off;
-  if (!pass.active) return;
-  pass.caller = ctx.tomoe;
-  if (!ctx.tomoe) ctx.tomoe = &pass.own;
-  ctx.tomoe->reset(opts_.n_layers);
-  ctx.tomoe->experts = hypernet->forward();  // [L, N, d_e]
+std::vector<LayerIO> Transformer::begin_layers(const PassOptions& pass) {
+  std::vector<LayerIO> layers(blocks->size());
+  const torch::Tensor experts = hypernet && !pass.gates_off ? hypernet->forward() : torch::Tensor();  // [L, N, d_e]
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    layers[l].gates_off = pass.gates_off;
+    layers[l].layer = static_cast<int>(l);
+    layers[l].tomoe_embeddings = experts;
+  }
+  return layers;
 }
 
-void Transformer::end_tomoe(ForwardContext& ctx, TomoePass& pass) {
-  if (!pass.active) return;
+void Transformer::end_layers(std::vector<LayerIO>& layers, Analysis& an) {
+  if (!hypernet || layers.empty() || layers[0].gates_off) return;
+  TomoeTrace& trace = an.tomoe;
+  trace.reset(opts_.n_layers);
+  trace.experts = layers[0].tomoe_embeddings;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    trace.attention[l] = std::move(layers[l].tomoe_attention);
+    trace.mlp[l] = std::move(layers[l].tomoe_mlp);
+  }
   // Eq. 10's regularisers, weighted: alpha R_P + beta R_U + gamma R_L
-  const TomoeRegularisers r = tomoe_regularisers(*ctx.tomoe, opts_);
+  const TomoeRegularisers r = tomoe_regularisers(trace, opts_);
   const auto& t = opts_.tomoe;
-  if (t.alpha > 0) ctx.aux_losses.emplace_back("tomoe.param", t.alpha * r.param);
-  if (t.beta > 0 && r.union_term.defined()) ctx.aux_losses.emplace_back("tomoe.union", t.beta * r.union_term);
-  if (t.gamma > 0 && r.load.defined()) ctx.aux_losses.emplace_back("tomoe.load", t.gamma * r.load);
-  ctx.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
-  ctx.tomoe = pass.caller;
+  if (t.alpha > 0) an.aux_losses.emplace_back("tomoe.param", t.alpha * r.param);
+  if (t.beta > 0 && r.union_term.defined()) an.aux_losses.emplace_back("tomoe.union", t.beta * r.union_term);
+  if (t.gamma > 0 && r.load.defined()) an.aux_losses.emplace_back("tomoe.load", t.gamma * r.load);
+  an.stats.emplace_back("tomoe/active_ratio", r.active_ratio);
 }
 
 torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {

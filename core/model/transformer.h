@@ -12,26 +12,27 @@
 
 namespace moxlab {
 
+// How a pass computes, beyond the weights.
+struct PassOptions {
+  bool gates_off = false;  // the dense model inside a method model (ToMoE's self-distillation teacher, Eq. 10)
+  // One per layer (optional): replaces blocks' attention or FFN computations (the engine's training forms).
+  const ModuleForms* forms = nullptr;
+};
+
 class Transformer : public torch::nn::Module {
  public:
   explicit Transformer(const ModelOptions& o);
 
-  // tokens: [B, T] int64 → logits [B, T, vocab]. ctx collects taps and auxiliary losses; forms (one per
-  // layer, optional) replace blocks' attention or FFN computations (the engine's training forms).
-  torch::Tensor forward(const torch::Tensor& tokens, ForwardContext& ctx, const ModuleForms* forms = nullptr);
+  // tokens: [B, T] int64 → logits [B, T, vocab]; `an` collects taps, auxiliary losses and ToMoE's trace.
+  torch::Tensor forward(const torch::Tensor& tokens, Analysis& an, const PassOptions& pass = {});
   torch::Tensor forward(const torch::Tensor& tokens);
 
-  // The ToMoE parts of forward around the blocks, for an execution plan that runs the blocks its own way
-  // (core/engine/inference_plan.h): before them, this pass's expert embeddings E = hypernet() (Eq. 1) in
-  // ctx.tomoe (the caller's trace, or the pass's own); after them, Eq. 10's regularisers into ctx.
-  // No-ops for other models and with ctx.gates_off.
-  struct TomoePass {
-    TomoeTrace own;
-    TomoeTrace* caller = nullptr;
-    bool active = false;
-  };
-  void begin_tomoe(ForwardContext& ctx, TomoePass& pass);
-  void end_tomoe(ForwardContext& ctx, TomoePass& pass);
+  // The parts of forward around the blocks, for an execution plan that runs the blocks its own way
+  // (core/engine/inference_plan.h). Before them, one LayerIO per block: ToMoE's expert embeddings of this
+  // pass, E = hypernet() (Eq. 1), one layer's each. After them, ToMoE's layers' decisions into an.tomoe
+  // and Eq. 10's regularisers into an.aux_losses. Other models: empty LayerIOs, nothing after.
+  std::vector<LayerIO> begin_layers(const PassOptions& pass);
+  void end_layers(std::vector<LayerIO>& layers, Analysis& an);
 
   // Mean next-token cross-entropy of targets [B, T] (entries < 0 ignored).
   static torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets);

@@ -24,9 +24,9 @@ class VisionTransformer : public torch::nn::Module {
   VisionTransformer(const ModelOptions& o, const ImageGeometry& g);
 
   // pixels: [B, rows, cols] (channels 1) or [B, channels, rows, cols], uint8 0..255 or already float in
-  // [0, 1]; scaled to [-1, 1]. Returns logits [B, classes]. Taps and auxiliary losses go to ctx as in
+  // [0, 1]; scaled to [-1, 1]. Returns logits [B, classes]. Taps and auxiliary losses go to an as in
   // the decoder (tap rows are patch tokens).
-  torch::Tensor forward(const torch::Tensor& pixels, ForwardContext& ctx, const ModuleForms* forms = nullptr);
+  torch::Tensor forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms = nullptr);
   // [B, patches, channels * patch_size^2]: patch p = (row-major patch index), pixels row-major inside.
   torch::Tensor patchify(const torch::Tensor& pixels) const;
 

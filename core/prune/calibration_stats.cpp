@@ -17,10 +17,10 @@ CalibrationStats calibrate(Transformer& model, const std::vector<torch::Tensor>&
   for (const auto& batch : batches) {
     TapRecorder rec("blocks.*.attn.in,blocks.*.attn.ctx,blocks.*.attn.out,blocks.*.resid.mid,blocks.*.ffn.in,"
                       "blocks.*.ffn.act,blocks.*.resid.out");
-    ForwardContext ctx;
-    ctx.tap_recorder = &rec;
+    Analysis an;
+    an.tap_recorder = &rec;
     const auto inputs = batch.narrow(1, 0, batch.size(1) - 1);
-    plan.forward(inputs, {}, &ctx);
+    plan.forward(inputs, {}, &an);
     auto taps = rec.take();
     for (int l = 0; l < L; ++l) {
       const BlockTapNames n(l);

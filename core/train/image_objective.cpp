@@ -22,14 +22,14 @@ ImageObjective::ImageObjective(const Config& cfg, std::shared_ptr<VisionTransfor
   const std::int64_t n = train_count(cfg, train_split);
   std::tie(train_x_, train_y_) = image_tensors(train_split, 0, n);
   std::tie(val_x_, val_y_) = image_tensors(train_split, n, cfg.data.image_val);
-  forms_ = training_forms(model_->blocks, model_->options());
+  forms_ = training_forms(model_->blocks, model_->options(), form_from_name(cfg.execution.form));
 }
 
-torch::Tensor ImageObjective::micro_loss(std::int64_t step, int micro, ForwardContext& ctx) {
+torch::Tensor ImageObjective::micro_loss(std::int64_t step, int micro, Analysis& an) {
   std::vector<std::int64_t> idx;
   for (const auto& w : sampler_.windows(step, micro, batch_size_)) idx.push_back(w.start);
   auto sel = torch::tensor(idx, torch::kLong);
-  auto logits = model_->forward(train_x_.index_select(0, sel), ctx, &forms_);
+  auto logits = model_->forward(train_x_.index_select(0, sel), an, &forms_);
   return torch::nn::functional::cross_entropy(logits, train_y_.index_select(0, sel).to(logits.device()));
 }
 

@@ -18,7 +18,7 @@ class ImageObjective : public TrainObjective {
   // train_split: the whole train split; throws when it does not leave images to train on.
   ImageObjective(const Config& cfg, std::shared_ptr<VisionTransformer> model, const ImageSet& train_split);
   torch::nn::Module& module() override { return *model_; }
-  torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) override;
+  torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) override;
   std::int64_t units_per_micro() const override { return batch_size_; }
   const char* unit_name() const override { return "images"; }
   // "val/loss" (mean cross-entropy), "val/acc" (top-1) over the held-out images.

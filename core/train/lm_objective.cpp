@@ -25,8 +25,9 @@ LmObjective::LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, 
       train_(restrict_domains(std::move(train), cfg.train.domains)),
       val_(std::move(val)),
       sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
-  forms_ = training_forms(model_->blocks, model_->options());
-  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_);
+  const Form form = form_from_name(cfg.execution.form);
+  forms_ = training_forms(model_->blocks, model_->options(), form);
+  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_, form);
 }
 
 std::int64_t LmObjective::units_per_micro() const { return static_cast<std::int64_t>(t_.batch_size) * t_.seq_len; }
@@ -41,9 +42,9 @@ std::pair<torch::Tensor, torch::Tensor> LmObjective::batch(std::int64_t step, in
   return {t.narrow(1, 0, T).to(device), t.narrow(1, 1, T).to(device)};
 }
 
-torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, ForwardContext& ctx) {
+torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, Analysis& an) {
   auto [x, y] = batch(step, micro);
-  auto logits = model_->forward(x, ctx, &forms_);
+  auto logits = model_->forward(x, an, {false, &forms_});
   if (t_.loss != "distill") return Transformer::lm_loss(logits, y);
   torch::Tensor teacher;
   {

@@ -18,7 +18,7 @@ class LmObjective : public TrainObjective {
   LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, std::shared_ptr<const TokenSource> train,
               std::shared_ptr<const TokenSource> val);
   torch::nn::Module& module() override { return *model_; }
-  torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) override;
+  torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) override;
   std::int64_t units_per_micro() const override;
   const char* unit_name() const override { return "tokens"; }
   // "val/<domain>/loss", "val/loss" (token-weighted over domains), "val/ppl".

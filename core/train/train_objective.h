@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
 
 namespace moxlab {
 
@@ -19,9 +19,9 @@ class TrainObjective {
  public:
   virtual ~TrainObjective() = default;
   virtual torch::nn::Module& module() = 0;
-  // Main loss of micro-batch `micro` of optimiser step `step` (auxiliary losses go to ctx). The batch
+  // Main loss of micro-batch `micro` of optimiser step `step` (auxiliary losses go to an). The batch
   // is a pure function of (seed, step, micro), so a resumed run sees the batches of an uninterrupted one.
-  virtual torch::Tensor micro_loss(std::int64_t step, int micro, ForwardContext& ctx) = 0;
+  virtual torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) = 0;
   // Training units (tokens, or images) in one micro-batch; throughput and "tokens seen" count these.
   virtual std::int64_t units_per_micro() const = 0;
   // Their name in progress and summary lines ("tokens", "images").

@@ -90,15 +90,15 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
     double loss_sum = 0, aux_sum = 0;
     std::map<std::string, double> term_sums;  // each auxiliary loss and pass statistic, summed over micro-batches
     for (int micro = 0; micro < t.grad_accum; ++micro) {
-      ForwardContext ctx;
-      auto loss = objective_.micro_loss(step_, micro, ctx);
+      Analysis an;
+      auto loss = objective_.micro_loss(step_, micro, an);
       auto total = loss;
-      if (auto aux = ctx.total_aux_loss(); aux.defined()) {
+      if (auto aux = an.total_aux_loss(); aux.defined()) {
         total = total + aux;
         aux_sum += aux.item<double>();
       }
-      for (const auto& [name, value] : ctx.aux_losses) term_sums["aux/" + name] += value.item<double>();
-      for (const auto& [name, value] : ctx.stats) term_sums[name] += value;
+      for (const auto& [name, value] : an.aux_losses) term_sums["aux/" + name] += value.item<double>();
+      for (const auto& [name, value] : an.stats) term_sums[name] += value;
       (total / t.grad_accum).backward();
       loss_sum += loss.item<double>();
     }

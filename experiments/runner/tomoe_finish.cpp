@@ -73,7 +73,7 @@ void finish_tomoe_conversion(Transformer& model, const LmObjective& objective, c
   for (int s = 0; s < kCalibrationBatches; ++s) calibration.push_back(objective.batch(s, 0).first);
   InferencePlan plan(model);
   const TomoeConversion c =
-      convert_to_tomoe_moe(model, calibration, [&plan](const torch::Tensor& t, ForwardContext& ctx) { plan.forward(t, {}, &ctx); });
+      convert_to_tomoe_moe(model, calibration, [&plan](const torch::Tensor& t, Analysis& an) { plan.forward(t, {}, &an); });
   record_param_counts(run, cfg.run.store, c.params);
   RunStore store(cfg.run.store);
   const auto count = [](const std::string& def) { return nlohmann::json{{"metric", "count"}, {"definition", def}}.dump(); };

@@ -122,6 +122,16 @@ TEST_CASE("Checkpoint configs written with a renamed key still load, with the va
   CHECK(config_from_json(j.dump()).model.tomoe.conversion == "paper");
   j["tomoe.vo_top_k"] = "widest";
   CHECK(config_from_json(j.dump()).model.tomoe.conversion == "code");
+  // model.kernels moved to execution.form: in checkpoints, TOML files and --set alike.
+  j.erase("execution.form");
+  j["model.kernels"] = "sparse";
+  CHECK(config_from_json(j.dump()).execution.form == "sparse");
+  const std::string p = write_toml("renamed.toml", "[model]\nkernels = \"reference\"\n");
+  CHECK(load_config(p).execution.form == "reference");
+  CHECK(load_config("", {"model.kernels=sparse"}).execution.form == "sparse");
+  CHECK(load_config("", {"tomoe.vo_top_k=widest"}).model.tomoe.conversion == "code");
+  CHECK(load_config("", {"execution.form=reference"}).execution.form == "reference");
+  CHECK(error_of([] { load_config("", {"execution.form=fast"}); }).find("execution.form") != std::string::npos);
   j["tomoe.bogus"] = 1;  // still: an unknown key is an error
   CHECK(error_of([&] { config_from_json(j.dump()); }).find("tomoe.bogus") != std::string::npos);
 }

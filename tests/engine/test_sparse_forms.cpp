@@ -85,11 +85,11 @@ void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torc
 // Parameter gradients of one LM-loss backward pass computed in the training forms of form k.
 std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tensor& tokens, Form k) {
   m.zero_grad();
-  ForwardContext ctx;
+  Analysis an;
   const ModuleForms forms = training_forms(m.blocks, m.options(), k);
-  auto logits = m.forward(tokens, ctx, &forms);
+  auto logits = m.forward(tokens, an, {false, &forms});
   (Transformer::lm_loss(logits.narrow(1, 0, tokens.size(1) - 1), tokens.narrow(1, 1, tokens.size(1) - 1)) +
-   ctx.total_aux_loss())
+   an.total_aux_loss())
       .backward();
   std::map<std::string, torch::Tensor> g;
   for (const auto& p : m.named_parameters())
@@ -380,18 +380,19 @@ TEST_CASE("Training through the sparse kernels gives the reference gradients (Mo
 }
 
 TEST_CASE("Form choice: automatic takes a module's sparse form where its rule says it wins, never with taps", "[kernels]") {
-  ForwardContext ctx;
+  Analysis an;
   const Rope rope;
   const BlockTapNames taps(0);
-  engine::Step step{rope, ctx, taps};
+  LayerIO io;
+  engine::Step step{rope, an, taps, io};
   CHECK(step.sparse(true));  // the module's rule: its sparse form wins
   CHECK(!step.sparse(false));
   TapRecorder rec("blocks.0.attn.q");
-  ctx.tap_recorder = &rec;
+  an.tap_recorder = &rec;
   CHECK(!step.sparse(true));  // taps need the reference form's intermediate tensors
   step.form = Form::sparse;
   CHECK(step.sparse(false));  // forced (taps too)
-  ctx.tap_recorder = nullptr;
+  an.tap_recorder = nullptr;
   step.form = Form::reference;
   CHECK(!step.sparse(true));
   CHECK(form_from_name("reference") == Form::reference);
@@ -399,7 +400,7 @@ TEST_CASE("Form choice: automatic takes a module's sparse form where its rule sa
   CHECK(form_from_name("automatic") == Form::automatic);
 }
 
-TEST_CASE("model.kernels sets the plan's default form and leaves the config hash alone", "[kernels]") {
+TEST_CASE("execution.form sets the plan's default form and leaves the config hash alone", "[kernels]") {
   Config cfg;
   cfg.model = small_options();
   cfg.model.dim = 64;  // MoH's fused form (head width 16) rounds apart from the reference
@@ -407,15 +408,15 @@ TEST_CASE("model.kernels sets the plan's default form and leaves the config hash
   cfg.model.moh.shared = 1;
   cfg.model.moh.active = 2;
   const std::string hash = cfg.hash();
-  cfg.model.kernels = "reference";
+  cfg.execution.form = "reference";
   CHECK(cfg.hash() == hash);  // an execution choice: a run resumes whichever form it uses
   const auto tokens = torch::randint(0, 50, {2, 9}, torch::kLong);
   for (const std::string name : {"reference", "sparse"}) {
     INFO(name);
-    cfg.model.kernels = name;
+    cfg.execution.form = name;
     Transformer m(cfg.model);
     m.init_weights(2);
-    InferencePlan plan(m);
+    InferencePlan plan(m, form_from_name(cfg.execution.form));
     CHECK(torch::equal(logits_with(plan, tokens, Form::automatic), logits_with(plan, tokens, form_from_name(name))));
   }
 }

@@ -54,9 +54,10 @@ TEST_CASE("Grouped-query attention equals attention with explicitly shared K/V h
   DenseAttention attn(o);
   Rope rope(o.head_dim(), o.max_seq_len, o.rope_theta);
   auto x = torch::randn({1, 5, o.dim});
-  ForwardContext ctx;
+  Analysis an;
   BlockTapNames taps(0);
-  auto y = attn.forward(x, rope, ctx, taps);
+  LayerIO io;
+  auto y = attn.forward(x, rope, an, taps, io);
 
   // Reference: per head h, K/V head h / 2, explicit softmax over positions <= t.
   const int hd = o.head_dim();
@@ -119,9 +120,10 @@ TEST_CASE("SwiGLU computes W2(SiLU(W1 x) * W3 x) and taps its pieces", "[model]"
   f.w3->weight.data().fill_(3.0);
   f.w2->weight.data().fill_(0.5);
   TapRecorder rec("blocks.0.ffn.*");
-  ForwardContext ctx;
-  ctx.tap_recorder = &rec;
-  auto y = f.forward(torch::full({1, 1, 1}, 1.0), ctx, BlockTapNames(0));
+  Analysis an;
+  an.tap_recorder = &rec;
+  LayerIO io;
+  auto y = f.forward(torch::full({1, 1, 1}, 1.0), an, BlockTapNames(0), io);
   const double silu2 = 2.0 / (1.0 + std::exp(-2.0));  // SiLU(2)
   CHECK(y.item<float>() == Approx(0.5 * silu2 * 3.0).epsilon(1e-6));
   auto taps = rec.take();
@@ -153,9 +155,9 @@ TEST_CASE("Probe taps are selected by glob and cost nothing when disabled", "[mo
   Transformer m(micro_options());
   m.init_weights(1);
   TapRecorder rec("blocks.1.attn.*,blocks.0.resid.out");
-  ForwardContext ctx;
-  ctx.tap_recorder = &rec;
-  m.forward(torch::tensor({{1, 2, 3}}, torch::kLong), ctx);
+  Analysis an;
+  an.tap_recorder = &rec;
+  m.forward(torch::tensor({{1, 2, 3}}, torch::kLong), an);
   auto taps = rec.take();
   CHECK(taps.size() == 7);
   CHECK(taps.at("blocks.1.attn.q").sizes() == torch::IntArrayRef({1, 3, 8}));

@@ -215,7 +215,7 @@ TEST_CASE("MoH attention: a dense checkpoint loads as is — all heads active eq
     for (const auto& p : dp) mp[p.key()].copy_(p.value());
   }
   auto tokens = torch::randint(0, 32, {2, 8}, torch::kLong);
-  ForwardContext c1, c2;
+  Analysis c1, c2;
   CHECK(torch::allclose(dense.forward(tokens, c1), mo.forward(tokens, c2), 1e-5, 1e-6));
 
   // Routed heads that are all chosen (1 shared + top-3 of 3): binary gates 1 again, equal to dense.
@@ -226,7 +226,7 @@ TEST_CASE("MoH attention: a dense checkpoint loads as is — all heads active eq
     auto ap = all.named_parameters();
     for (const auto& p : dp) ap[p.key()].copy_(p.value());
   }
-  ForwardContext c4;
+  Analysis c4;
   CHECK(torch::allclose(dense.forward(tokens, c1), all.forward(tokens, c4), 1e-5, 1e-6));
 
   // 75% of heads (1 shared + top-2 of 3) changes the output but keeps the parameters.
@@ -237,7 +237,7 @@ TEST_CASE("MoH attention: a dense checkpoint loads as is — all heads active eq
     auto pp = part.named_parameters();
     for (const auto& p : dp) pp[p.key()].copy_(p.value());
   }
-  ForwardContext c3;
+  Analysis c3;
   CHECK_FALSE(torch::allclose(dense.forward(tokens, c1), part.forward(tokens, c3), 1e-4, 1e-5));
   const ParamCount pc = count_parameters(part), dc = count_parameters(dense);
   CHECK(pc.total == dc.total);
@@ -252,17 +252,17 @@ TEST_CASE("A MoH model trains: gradients reach the routers, the balance loss is 
   Transformer model(m);
   model.init_weights(1);
   TapRecorder probes("blocks.0.attn.router.topk,blocks.1.attn.router.probs");
-  ForwardContext ctx;
-  ctx.tap_recorder = &probes;
+  Analysis an;
+  an.tap_recorder = &probes;
   auto tokens = torch::randint(0, 32, {2, 8}, torch::kLong);
-  auto logits = model.forward(tokens, ctx);
-  REQUIRE(ctx.aux_losses.size() == 2);
+  auto logits = model.forward(tokens, an);
+  REQUIRE(an.aux_losses.size() == 2);
   auto taps = probes.take();
-  CHECK(ctx.aux_losses[0].first == "blocks.0.attn.balance");
+  CHECK(an.aux_losses[0].first == "blocks.0.attn.balance");
   // Layer 0 uses 3 heads per token (2 shared + top-1 of 2), layer 1 all four.
   CHECK(taps.at("blocks.0.attn.router.topk").sum(-1).eq(3).all().item<bool>());
   CHECK(taps.at("blocks.1.attn.router.probs").size(-1) == 4);
-  auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 32}), tokens.view({-1})) + ctx.total_aux_loss();
+  auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 32}), tokens.view({-1})) + an.total_aux_loss();
   loss.backward();
   int routers = 0;
   for (const auto& p : model.named_parameters()) {

@@ -118,10 +118,10 @@ TEST_CASE("Monarch fusion equals P^T B2 P B1 built densely from the same blocks 
 TEST_CASE("MoHD input masking, gate-weighted concatenation and activation scaling (Eq. 8, Sec. 4.2)", "[mohd]") {
   MohdMixer mixer(4, mohd(2, 1, 0, 0, true, 0.0));
   mixer->router->centroids->weight.data().copy_(torch::tensor({{1.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}));
-  ForwardContext ctx;
+  Analysis an;
   // x = (1, 5, 7, 9): logits (1, 0) -> s = (0.731059, 0.268941); sub-dimension 0 (dims 0-1) active.
   const auto x = torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}});
-  auto routing = mixer->route(x, ctx, "b", "p", "k");
+  auto routing = mixer->route(x, an, "b", "p", "k");
   CHECK(mixer->mask_input(x, routing).equal(torch::tensor({{{1.0f, 5.0f, 0.0f, 0.0f}}})));
   // alpha = N * sum(active g) = 2 * 0.731059 = 1.462117; block 0 weight g * alpha = 1.068895, block 1: 0.
   auto y = mixer->combine(torch::tensor({{{1.0f, 2.0f, 3.0f, 4.0f}}}), routing);
@@ -129,13 +129,13 @@ TEST_CASE("MoHD input masking, gate-weighted concatenation and activation scalin
   CHECK(y[0][0][1].item<float>() == Approx(2.137790).epsilon(1e-5));
   CHECK(y[0][0][2].item<float>() == 0.0f);
   CHECK(y[0][0][3].item<float>() == 0.0f);
-  CHECK(ctx.aux_losses.empty());  // beta = 0
+  CHECK(an.aux_losses.empty());  // beta = 0
   MohdMixer unscaled(4, mohd(2, 1, 0, 0, false, 0.01));
   unscaled->router->centroids->weight.data().copy_(mixer->router->centroids->weight.data());
-  auto r2 = unscaled->route(torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}}), ctx, "b", "p", "k");
+  auto r2 = unscaled->route(torch::tensor({{{1.0f, 5.0f, 7.0f, 9.0f}}}), an, "b", "p", "k");
   CHECK(unscaled->combine(torch::ones({1, 1, 4}), r2)[0][0][0].item<float>() == Approx(0.731059).epsilon(1e-5));
-  REQUIRE(ctx.aux_losses.size() == 1);  // the balance loss, named as given
-  CHECK(ctx.aux_losses[0].first == "b");
+  REQUIRE(an.aux_losses.size() == 1);  // the balance loss, named as given
+  CHECK(an.aux_losses[0].first == "b");
 }
 
 TEST_CASE("MoHD FFN equals the SwiGLU on each token's sliced weight matrices (Eq. 16)", "[mohd]") {
@@ -148,8 +148,9 @@ TEST_CASE("MoHD FFN equals the SwiGLU on each token's sliced weight matrices (Eq
   MohdFeedForward f(o);
   for (auto& p : f.parameters()) p.data().normal_(0, 0.3);
   auto x = torch::randn({1, 5, 16});
-  ForwardContext ctx;
-  auto y = f.forward(x, ctx, BlockTapNames(0));
+  Analysis an;
+  LayerIO io;
+  auto y = f.forward(x, an, BlockTapNames(0), io);
   // Reference: per token, gather the active blocks S (4 dims each): W1, W3 columns [:, S], W2 rows [S, :].
   auto probs = torch::softmax(f.mixer->router->centroids(x), -1)[0];
   auto w1 = f.inner->w1->weight, w2 = f.inner->w2->weight, w3 = f.inner->w3->weight;
@@ -172,8 +173,8 @@ TEST_CASE("MoHD FFN equals the SwiGLU on each token's sliced weight matrices (Eq
     }
     CHECK(torch::allclose(y[0][t], fusion.mv(out), 1e-4, 1e-5));
   }
-  REQUIRE(ctx.aux_losses.size() == 1);
-  CHECK(ctx.aux_losses[0].first == "blocks.0.ffn.balance");
+  REQUIRE(an.aux_losses.size() == 1);
+  CHECK(an.aux_losses[0].first == "blocks.0.ffn.balance");
 }
 
 TEST_CASE("MoHD parameter accounting: matrices active in active/N, router and fusion always", "[mohd]") {
@@ -199,17 +200,17 @@ TEST_CASE("A MoHD model trains: gradients reach routers and fusion, balance loss
   Transformer m(o);
   m.init_weights(1);
   auto tokens = torch::randint(0, 32, {2, 8}, torch::kLong);
-  ForwardContext ctx;
-  auto logits = m.forward(tokens, ctx);
+  Analysis an;
+  auto logits = m.forward(tokens, an);
   CHECK(logits.sizes() == torch::IntArrayRef({2, 8, 32}));
-  CHECK(ctx.aux_losses.size() == 4);  // attention and FFN balance in each of 2 layers
+  CHECK(an.aux_losses.size() == 4);  // attention and FFN balance in each of 2 layers
   {  // a pass whose losses nobody trains on (evaluation, generation, benchmarks) computes none
-    ForwardContext inference;
+    Analysis inference;
     inference.aux_losses_wanted = false;
     m.forward(tokens, inference);
     CHECK(inference.aux_losses.empty());
   }
-  auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 32}), tokens.view({-1})) + ctx.total_aux_loss();
+  auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 32}), tokens.view({-1})) + an.total_aux_loss();
   loss.backward();
   for (const auto& p : m.named_parameters()) {
     if (p.key().find("router") == std::string::npos && p.key().find("monarch") == std::string::npos) continue;

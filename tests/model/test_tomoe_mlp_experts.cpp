@@ -30,8 +30,9 @@ TEST_CASE("Masked SwiGLU (Eq. 2): all-ones mask is the dense FFN, all-zeros give
   torch::manual_seed(1);
   SwiGLU ffn(ffn_options());
   auto x = torch::randn({2, 5, 16});
-  ForwardContext ctx;
-  auto dense = ffn.forward(x, ctx, BlockTapNames(0));
+  Analysis an;
+  LayerIO io;
+  auto dense = ffn.forward(x, an, BlockTapNames(0), io);
   CHECK(torch::allclose(masked_swiglu(ffn, x, torch::ones({2, 5, 24})), dense, 1e-6, 1e-7));
   CHECK(masked_swiglu(ffn, x, torch::zeros({2, 5, 24})).abs().max().item<float>() == 0.0f);
 }

@@ -56,14 +56,12 @@ void copy_dense_weights(Transformer& from, Transformer& to) {
 // What one forward pass decided (masks, routes), without gradients.
 TomoeTrace traced_forward(Transformer& model, const torch::Tensor& tokens) {
   torch::NoGradGuard ng;
-  TomoeTrace t;
-  ForwardContext ctx;
-  ctx.tomoe = &t;
-  model.forward(tokens, ctx);
-  return t;
+  Analysis an;
+  model.forward(tokens, an);
+  return an.tomoe;
 }
-double find_aux(const ForwardContext& ctx, const std::string& name) {
-  for (const auto& [n, v] : ctx.aux_losses)
+double find_aux(const Analysis& an, const std::string& name) {
+  for (const auto& [n, v] : an.aux_losses)
     if (n == name) return v.item<double>();
   FAIL("no auxiliary loss " << name);
   return 0;
@@ -83,10 +81,9 @@ TEST_CASE("ToMoE model at initialisation is the dense model — gates off is the
   auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
   auto want = dense.forward(tokens);
 
-  TomoeTrace trace;
-  ForwardContext ctx;
-  ctx.tomoe = &trace;
-  auto gated = tomoe.forward(tokens, ctx);
+  Analysis an;
+  auto gated = tomoe.forward(tokens, an);
+  const TomoeTrace& trace = an.tomoe;
   CHECK(torch::allclose(gated, want, 1e-5, 1e-6));
   REQUIRE(trace.attention.size() == 2);
   for (int l = 0; l < 2; ++l) {  // offset b = 3: every decision keeps
@@ -95,13 +92,12 @@ TEST_CASE("ToMoE model at initialisation is the dense model — gates off is the
     CHECK(trace.mlp[l].expert_masks.min().item<float>() == 1.0f);
     CHECK(trace.mlp[l].route.sum(-1).eq(1).all().item<bool>());  // one expert per token
   }
-  CHECK(ctx.tomoe == &trace);  // the caller's trace is left in place
   // Eq. 10's terms, weighted: every width full, so R_P = |log(1 / p)| and R_U = 0.
-  CHECK(find_aux(ctx, "tomoe.param") == Approx(16.0 * std::log(2.0)).epsilon(1e-5));
-  CHECK(find_aux(ctx, "tomoe.union") == Approx(0.0).margin(1e-6));
-  CHECK(find_aux(ctx, "tomoe.load") >= 1.0 - 1e-6);  // N sum F_i P_i >= 1, = 1 only when uniform
-  REQUIRE(ctx.stats.size() == 1);
-  CHECK(ctx.stats[0].second == Approx(1.0));
+  CHECK(find_aux(an, "tomoe.param") == Approx(16.0 * std::log(2.0)).epsilon(1e-5));
+  CHECK(find_aux(an, "tomoe.union") == Approx(0.0).margin(1e-6));
+  CHECK(find_aux(an, "tomoe.load") >= 1.0 - 1e-6);  // N sum F_i P_i >= 1, = 1 only when uniform
+  REQUIRE(an.stats.size() == 1);
+  CHECK(an.stats[0].second == Approx(1.0));
 
   // Gates that drop most channels change the gated model, never the gates-off one.
   ModelOptions pruned = tomoe_options();
@@ -110,14 +106,16 @@ TEST_CASE("ToMoE model at initialisation is the dense model — gates off is the
   cut.init_weights(4);
   copy_dense_weights(dense, cut);
   cut.eval();
-  ForwardContext cut_ctx;
+  Analysis cut_ctx;
   auto cut_logits = cut.forward(tokens, cut_ctx);
   CHECK_FALSE(torch::allclose(cut_logits, want, 1e-3, 1e-4));
   CHECK(cut_ctx.stats.at(0).second < 0.9);
-  ForwardContext off;
-  off.gates_off = true;
-  CHECK(torch::allclose(cut.forward(tokens, off), want, 1e-6, 1e-7));
+  Analysis off;
+  PassOptions gates_off;
+  gates_off.gates_off = true;
+  CHECK(torch::allclose(cut.forward(tokens, off, gates_off), want, 1e-6, 1e-7));
   CHECK(off.aux_losses.empty());
+  CHECK(off.tomoe.attention.empty());  // no ToMoE decisions in a gates-off pass
 }
 
 TEST_CASE("ToMoE regularisers from a pass's trace match a hand computation (Eq. 6-9, 16)", "[tomoe][model]") {
@@ -184,16 +182,17 @@ TEST_CASE("Routing parameters: gradients reach hypernetwork, masks and routers �
   model.train();
   torch::manual_seed(9);
   auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
-  ForwardContext ctx;
-  auto student = model.forward(tokens, ctx);
+  Analysis an;
+  auto student = model.forward(tokens, an);
   torch::Tensor teacher;
   {
     torch::NoGradGuard ng;
-    ForwardContext t;
-    t.gates_off = true;
-    teacher = model.forward(tokens, t);
+    Analysis t;
+    PassOptions gates_off;
+    gates_off.gates_off = true;
+    teacher = model.forward(tokens, t, gates_off);
   }
-  (distillation_kl(teacher, student) + ctx.total_aux_loss()).backward();
+  (distillation_kl(teacher, student) + an.total_aux_loss()).backward();
   auto params = model.named_parameters();
   for (const char* name : {"hypernet.gru.weight_ih_l0", "hypernet.gru.weight_hh_l0_reverse", "blocks.0.attn.masker.proj_e.weight",
                            "blocks.1.attn.masker.dec.weight", "blocks.0.ffn.expert_router.router.weight",

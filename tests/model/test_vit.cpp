@@ -58,7 +58,7 @@ TEST_CASE("ViT attention is bidirectional, the decoder's stays causal", "[vit]")
   auto y = x.clone();
   y[0][3][3] = 1.0f - y[0][3][3].item<float>();  // a pixel of the last patch
   TapRecorder ra("blocks.0.attn.out"), rb("blocks.0.attn.out");
-  ForwardContext ca, cb;
+  Analysis ca, cb;
   ca.tap_recorder = &ra;
   cb.tap_recorder = &rb;
   vit.forward(x, ca);
@@ -127,7 +127,7 @@ TEST_CASE("ViT trains on Fashion-MNIST and the classifier metric matches an inde
   ImageObjective objective(cfg, vit, train);
   CHECK(objective.train_images() == 59500);
   // Batches are a pure function of (seed, step, micro).
-  ForwardContext c1, c2;
+  Analysis c1, c2;
   CHECK(objective.micro_loss(7, 0, c1).item<float>() == objective.micro_loss(7, 0, c2).item<float>());
   const double before = objective.validate()[1].second;
   const std::string dir = testing::scratch_dir("vit_train");
@@ -144,8 +144,8 @@ TEST_CASE("ViT trains on Fashion-MNIST and the classifier metric matches an inde
   auto [px, y] = image_tensors(test, 0, 300);
   const ClassificationResult m = evaluate_classifier(*vit, px, y, 64);
   torch::NoGradGuard ng;
-  ForwardContext ctx;
-  auto logits = vit->forward(px, ctx);
+  Analysis an;
+  auto logits = vit->forward(px, an);
   const auto correct = (logits.argmax(1) == y).sum().item<std::int64_t>();
   CHECK(m.images == 300);
   CHECK(m.correct == correct);

@@ -85,9 +85,10 @@ TEST_CASE("ShortGPT removes the lowest-influence blocks — a removed block is t
   remove_blocks(model, {1});
   torch::manual_seed(3);
   auto x = torch::randn({2, 5, 8});
-  ForwardContext ctx;
+  Analysis an;
   torch::NoGradGuard ng;
-  CHECK(torch::allclose(model.blocks->ptr<BlockImpl>(1)->forward(x, model.rope(), ctx), x));
+  LayerIO io;
+  CHECK(torch::allclose(model.blocks->ptr<BlockImpl>(1)->forward(x, model.rope(), an, io), x));
   const auto stats = calibrate(model, {torch::randint(0, 40, {2, 9}, torch::kLong)});
   CHECK(stats.block_influence[1] == Approx(0.0).margin(1e-9));
   CHECK(stats.block_influence[0] > 1e-4);

@@ -8,7 +8,7 @@
 
 #include "core/observe/tomoe_conversion_file.h"
 #include "viewer/model/box_stats.h"
-#include "viewer/plot/text_spans.h"  // TextSpan is plain data (text, colour, tooltip); drawing it needs ImGui
+#include "viewer/model/text_span.h"
 
 namespace moxlab::viewer {
 

@@ -1,19 +1,11 @@
 // Text with coloured spans: tokens of a sequence drawn as coloured chips (background = a value through
 // a colour map), wrapped to the available width, each with an optional hover tooltip.
 #pragma once
-#include <string>
 #include <vector>
 
-#include "viewer/model/colormap.h"
+#include "viewer/model/text_span.h"
 
 namespace moxlab::viewer {
-
-struct TextSpan {
-  std::string text;
-  Rgb background;
-  float alpha = 1.0f;    // 0: no background
-  std::string tooltip;   // shown on hover when not empty
-};
 
 // Draws the spans left to right, wrapping at the window's content width; dark text on light
 // backgrounds, light text on dark ones.

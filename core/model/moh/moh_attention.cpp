@@ -9,20 +9,20 @@ MohAttention::MohAttention(const ModelOptions& o, int layer)
   head_router = register_module("head_router", HeadRouter(o.dim, o.n_heads, active_, o.moh));
 }
 
-torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
+torch::Tensor MohAttention::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO&) {
   torch::Tensor q;
-  const auto heads = head_outputs(x, rope, ctx, taps, &q);  // [B, T, h, hd]
+  const auto heads = head_outputs(x, rope, an, taps, &q);  // [B, T, h, hd]
   const HeadRouting r = head_router->forward(x, q);
-  report(r, ctx, taps);
-  return project(heads * r.gates.unsqueeze(-1), ctx, taps);  // Eq. 4
+  report(r, an, taps);
+  return project(heads * r.gates.unsqueeze(-1), an, taps);  // Eq. 4
 }
 
-void MohAttention::report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const {
-  ctx.tap(taps.attn_router_probs, r.gates);
-  ctx.tap(taps.attn_router_topk, r.selected);
-  if (loss_weight_ > 0 && ctx.aux_losses_wanted && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
+void MohAttention::report(const HeadRouting& r, Analysis& an, const BlockTapNames& taps) const {
+  an.tap(taps.attn_router_probs, r.gates);
+  an.tap(taps.attn_router_topk, r.selected);
+  if (loss_weight_ > 0 && an.aux_losses_wanted && head_router->routed_heads() > 0 && head_router->top_k() > 0) {
     const std::string name = taps.attn_router_probs.substr(0, taps.attn_router_probs.size() - std::string("router.probs").size());
-    ctx.aux_losses.emplace_back(name + "balance",
+    an.aux_losses.emplace_back(name + "balance",
                                 loss_weight_ * head_balance_loss(r.routed_probs, r.selected.narrow(-1, o_.shared, head_router->routed_heads()),
                                                                  o_.gate_form));
   }

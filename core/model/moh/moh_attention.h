@@ -6,7 +6,7 @@
 //
 // This is the reference form: every head is computed and unselected ones are multiplied by 0. The
 // engine's forms compute each head only for its tokens (core/engine/moh_plan.h: the fused inference form,
-// and the head-gathered training form). The load-balance loss (Eq. 7) times beta / n_layers goes to ctx.aux_losses
+// and the head-gathered training form). The load-balance loss (Eq. 7) times beta / n_layers goes to an.aux_losses
 // (Eq. 8, averaged over layers as in the official code). Taps: blocks.<l>.attn.router.probs = the
 // gates g [B, T, h], blocks.<l>.attn.router.topk = the selected heads (0/1) [B, T, h].
 // With the query_norm router the balance loss's P is the softmax of the normalised query norms, so
@@ -23,13 +23,13 @@ namespace moxlab {
 class MohAttention : public DenseAttention {
  public:
   MohAttention(const ModelOptions& o, int layer);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
   // Active: wq and wo rows/columns of the active heads, all of wk and wv (grouped-query K/V heads serve
   // any query head of their group), the router.
   ParamCount param_count() const override;
 
-  // The router's taps and its balance loss (Eq. 7-8) into ctx.
-  void report(const HeadRouting& r, ForwardContext& ctx, const BlockTapNames& taps) const;
+  // The router's taps and its balance loss (Eq. 7-8) into an.
+  void report(const HeadRouting& r, Analysis& an, const BlockTapNames& taps) const;
   const MohOptions& options() const { return o_; }
 
   HeadRouter head_router{nullptr};

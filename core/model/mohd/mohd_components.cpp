@@ -14,17 +14,17 @@ MohdAttention::MohdAttention(const ModelOptions& o) {
   mixer = register_module("mixer", MohdMixer(o.dim, o.mohd_attn));
 }
 
-torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) {
-  return forward_routed(x, route(x, ctx, taps), rope, ctx, taps);
+torch::Tensor MohdAttention::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
+  return forward_routed(x, route(x, an, taps), rope, an, taps, io);
 }
 
-SubDimRouting MohdAttention::route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
-  return mixer->route(x, ctx, balance_loss_name(taps.attn_router_probs), taps.attn_router_probs, taps.attn_router_topk);
+SubDimRouting MohdAttention::route(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps) {
+  return mixer->route(x, an, balance_loss_name(taps.attn_router_probs), taps.attn_router_probs, taps.attn_router_topk);
 }
 
-torch::Tensor MohdAttention::forward_routed(const torch::Tensor& x, const SubDimRouting& r, const Rope& rope, ForwardContext& ctx,
-                                            const BlockTapNames& taps) {
-  return mixer->combine(inner->forward(mixer->mask_input(x, r), rope, ctx, taps), r);  // Eq. 14
+torch::Tensor MohdAttention::forward_routed(const torch::Tensor& x, const SubDimRouting& r, const Rope& rope, Analysis& an,
+                                            const BlockTapNames& taps, LayerIO& io) {
+  return mixer->combine(inner->forward(mixer->mask_input(x, r), rope, an, taps, io), r);  // Eq. 14
 }
 
 ParamCount MohdAttention::param_count() const { return mixer->wrap(inner->param_count()); }
@@ -34,17 +34,17 @@ MohdFeedForward::MohdFeedForward(const ModelOptions& o) {
   mixer = register_module("mixer", MohdMixer(o.dim, o.mohd_ffn));
 }
 
-torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
-  return forward_routed(x, route(x, ctx, taps), ctx, taps);
+torch::Tensor MohdFeedForward::forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
+  return forward_routed(x, route(x, an, taps), an, taps, io);
 }
 
-SubDimRouting MohdFeedForward::route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) {
-  return mixer->route(x, ctx, balance_loss_name(taps.ffn_router_probs), taps.ffn_router_probs, taps.ffn_router_topk);
+SubDimRouting MohdFeedForward::route(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps) {
+  return mixer->route(x, an, balance_loss_name(taps.ffn_router_probs), taps.ffn_router_probs, taps.ffn_router_topk);
 }
 
-torch::Tensor MohdFeedForward::forward_routed(const torch::Tensor& x, const SubDimRouting& r, ForwardContext& ctx,
-                                              const BlockTapNames& taps) {
-  return mixer->combine(inner->forward(mixer->mask_input(x, r), ctx, taps), r);  // Eq. 16
+torch::Tensor MohdFeedForward::forward_routed(const torch::Tensor& x, const SubDimRouting& r, Analysis& an,
+                                              const BlockTapNames& taps, LayerIO& io) {
+  return mixer->combine(inner->forward(mixer->mask_input(x, r), an, taps, io), r);  // Eq. 16
 }
 
 ParamCount MohdFeedForward::param_count() const { return mixer->wrap(inner->param_count()); }

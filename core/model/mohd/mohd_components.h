@@ -13,12 +13,12 @@ namespace moxlab {
 class MohdAttention : public Attention {
  public:
   explicit MohdAttention(const ModelOptions& o);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
   // forward's two steps, for forms that compute the second their own way: the routing (Eq. 11-12) with
   // its taps and balance loss recorded, then Eq. 14 given it.
-  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps);
-  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, const Rope& rope, ForwardContext& ctx,
-                               const BlockTapNames& taps);
+  SubDimRouting route(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps);
+  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, const Rope& rope, Analysis& an,
+                               const BlockTapNames& taps, LayerIO& io);
   ParamCount param_count() const override;
   std::shared_ptr<DenseAttention> inner;
   MohdMixer mixer{nullptr};
@@ -27,10 +27,10 @@ class MohdAttention : public Attention {
 class MohdFeedForward : public FeedForward {
  public:
   explicit MohdFeedForward(const ModelOptions& o);
-  torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
+  torch::Tensor forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
   // forward's two steps (as MohdAttention's): the routing, then Eq. 16 given it.
-  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps);
-  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, ForwardContext& ctx, const BlockTapNames& taps);
+  SubDimRouting route(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps);
+  torch::Tensor forward_routed(const torch::Tensor& x, const SubDimRouting& r, Analysis& an, const BlockTapNames& taps, LayerIO& io);
   ParamCount param_count() const override;
   std::shared_ptr<SwiGLU> inner;
   MohdMixer mixer{nullptr};

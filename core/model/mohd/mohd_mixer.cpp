@@ -16,18 +16,18 @@ MohdMixerImpl::MohdMixerImpl(int dim, const MohdOptions& o) : dim_(dim), block_(
   if (o.fusion_groups > 0) monarch = register_module("monarch", Monarch(dim, o.fusion_groups));
 }
 
-SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name,
+SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, Analysis& an, const std::string& name,
                                   const std::string& probs_tap, const std::string& topk_tap) {
   SubDimRouting r = router(x);
-  record(r, ctx, name, probs_tap, topk_tap);
+  record(r, an, name, probs_tap, topk_tap);
   return r;
 }
 
-void MohdMixerImpl::record(const SubDimRouting& r, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
+void MohdMixerImpl::record(const SubDimRouting& r, Analysis& an, const std::string& name, const std::string& probs_tap,
                            const std::string& topk_tap) const {
-  ctx.tap(probs_tap, r.probs);
-  if (ctx.tap_recorder) ctx.tap(topk_tap, r.active.to(torch::kFloat));  // the conversion only where taps record
-  if (o_.balance_beta > 0 && ctx.aux_losses_wanted) ctx.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
+  an.tap(probs_tap, r.probs);
+  if (an.tap_recorder) an.tap(topk_tap, r.active.to(torch::kFloat));  // the conversion only where taps record
+  if (o_.balance_beta > 0 && an.aux_losses_wanted) an.aux_losses.emplace_back(name, sub_dim_balance_loss(r.probs, o_.shared, o_.balance_beta));
 }
 
 torch::Tensor MohdMixerImpl::mask_input(const torch::Tensor& x, const SubDimRouting& r) const {

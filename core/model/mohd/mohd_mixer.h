@@ -16,7 +16,7 @@
 
 #include <torch/torch.h>
 
-#include "core/model/forward_context.h"
+#include "core/model/analysis.h"
 #include "core/model/mohd/monarch.h"
 #include "core/model/mohd/mohd_options.h"
 #include "core/model/mohd/sub_dim_router.h"
@@ -28,11 +28,11 @@ class MohdMixerImpl : public torch::nn::Module {
  public:
   MohdMixerImpl(int dim, const MohdOptions& o);
 
-  // Routes x [B, T, d]; records the router taps and the balance loss (named `name`) in ctx.
-  SubDimRouting route(const torch::Tensor& x, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
+  // Routes x [B, T, d]; records the router taps and the balance loss (named `name`) in an.
+  SubDimRouting route(const torch::Tensor& x, Analysis& an, const std::string& name, const std::string& probs_tap,
                       const std::string& topk_tap);
   // The taps and the balance loss of a routing computed elsewhere (the engine's fused router).
-  void record(const SubDimRouting& r, ForwardContext& ctx, const std::string& name, const std::string& probs_tap,
+  void record(const SubDimRouting& r, Analysis& an, const std::string& name, const std::string& probs_tap,
               const std::string& topk_tap) const;
   // x_s: x with the token's inactive sub-dimension blocks zeroed (Eq. 8).
   torch::Tensor mask_input(const torch::Tensor& x, const SubDimRouting& routing) const;

@@ -38,7 +38,7 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   require(!calibration.empty(), "ToMoE conversion needs calibration tokens");
   model.eval();
   torch::NoGradGuard no_grad;
-  const ForwardPass pass = pass_arg ? pass_arg : ForwardPass([&model](const torch::Tensor& t, ForwardContext& ctx) { model.forward(t, ctx); });
+  const ForwardPass pass = pass_arg ? pass_arg : ForwardPass([&model](const torch::Tensor& t, Analysis& an) { model.forward(t, an); });
   const int L = o.n_layers;
   std::vector<TomoeAttention*> attn(L, nullptr);
   for (int l = 0; l < L; ++l) attn[l] = dynamic_cast<TomoeAttention*>(model.blocks->ptr<BlockImpl>(l)->attn.get());
@@ -58,10 +58,9 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   double units = 0;  // batches (code) or tokens (paper) that kept[] sums over
   model.train(code);  // training mode draws the v/o gates' Gumbel noise; the model has no dropout
   for (const auto& batch : calibration) {
-    TomoeTrace trace;
-    ForwardContext ctx;
-    ctx.tomoe = &trace;
-    pass(batch, ctx);
+    Analysis an;
+    pass(batch, an);
+    const TomoeTrace& trace = an.tomoe;
     for (int l = 0; l < L; ++l) {
       if (!attn[l]) continue;
       const auto counts = trace.attention[l].vo.to(torch::kDouble).reshape({-1, o.head_dim()}).sum(-1);
@@ -81,9 +80,9 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   TomoeTrace trace;
   std::vector<torch::Tensor> vo_used(L);
   for (const auto& batch : calibration) {
-    ForwardContext ctx;
-    ctx.tomoe = &trace;
-    pass(batch, ctx);
+    Analysis an;
+    pass(batch, an);
+    trace = std::move(an.tomoe);
     for (int l = 0; l < L; ++l) {
       if (!attn[l]) continue;
       auto used = trace.attention[l].vo.reshape({-1, o.head_dim()}).amax(0);

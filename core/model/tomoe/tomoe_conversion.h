@@ -35,9 +35,9 @@ struct TomoeConversion {
 // model: a ToMoE Transformer; calibration: token batches [B, T] (int64). Sets the v/o top-K of every
 // ToMoE attention layer and freezes the masks by the model's tomoe.conversion (the code rule draws Gumbel
 // noise from torch's default generator), leaves the model in eval mode and returns the accounting.
-// `pass` runs the model on a batch without autograd (an execution plan's forward; default the model's own):
-// the conversion's decisions are read from ctx.tomoe.
-using ForwardPass = std::function<void(const torch::Tensor& tokens, ForwardContext& ctx)>;
+// `pass` runs the model on a batch without autograd (an execution plan's forward; default the model's own);
+// the conversion reads each pass's ToMoE trace from its Analysis.
+using ForwardPass = std::function<void(const torch::Tensor& tokens, Analysis& an)>;
 TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch::Tensor>& calibration, const ForwardPass& pass = {});
 
 }  // namespace moxlab

@@ -1,8 +1,8 @@
 // ToMoE's attention and FFN kinds ("tomoe"): the dense modules, with their weights and parameter names
 // unchanged (a dense checkpoint loads as is and stays frozen), plus the routing modules that decide per
-// token what they compute (section 3.2-3.3). Both read this layer's expert embeddings from the pass's
-// TomoeTrace (the Transformer's hypernetwork, Eq. 1) and record their decisions there; with
-// ctx.gates_off they are the dense model (the self-distillation teacher of Eq. 10).
+// token what they compute (section 3.2-3.3). Both read this layer's expert embeddings from their LayerIO
+// (the Transformer's hypernetwork computes them, Eq. 1) and return their decisions there; with
+// LayerIO::gates_off they are the dense model (the self-distillation teacher of Eq. 10).
 #pragma once
 #include <torch/torch.h>
 
@@ -18,25 +18,19 @@ namespace moxlab {
 // attention output before W_O (masking V by S_t and then the output by S_t again is the same 0/1 product).
 class TomoeAttention : public DenseAttention {
  public:
-  TomoeAttention(const ModelOptions& o, int layer);
-  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, ForwardContext& ctx, const BlockTapNames& taps) override;
-  // This token's masks from the pass's expert embeddings (S_0 and S_t), recorded in ctx.tomoe.
-  HeadDimMasks masks(const torch::Tensor& x, ForwardContext& ctx);
+  explicit TomoeAttention(const ModelOptions& o);
+  torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
+  // The tokens' masks (S_0 and S_t) from io's expert embeddings, also returned in io.tomoe_attention.
+  HeadDimMasks masks(const torch::Tensor& x, LayerIO& io);
   HeadDimMasker masker{nullptr};
-
- private:
-  int layer_;
 };
 
 // Eq. 2-3: the token's top-1 expert (ST-Gumbel-Softmax) picks that expert's channel mask inside SwiGLU.
 class TomoeFeedForward : public SwiGLU {
  public:
-  TomoeFeedForward(const ModelOptions& o, int layer);
-  torch::Tensor forward(const torch::Tensor& x, ForwardContext& ctx, const BlockTapNames& taps) override;
+  explicit TomoeFeedForward(const ModelOptions& o);
+  torch::Tensor forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io) override;
   MlpExpertRouter expert_router{nullptr};
-
- private:
-  int layer_;
 };
 
 }  // namespace moxlab

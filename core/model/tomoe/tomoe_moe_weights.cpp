@@ -36,10 +36,9 @@ TomoeMoeWeights extract_tomoe_moe(Transformer& model) {
   model.eval();
   torch::NoGradGuard no_grad;
   // One deterministic pass gives the static decisions: q/k mask, expert masks (eval: no noise).
-  TomoeTrace trace;
-  ForwardContext ctx;
-  ctx.tomoe = &trace;
-  model.forward(torch::zeros({1, 2}, torch::kLong), ctx);
+  Analysis an;
+  model.forward(torch::zeros({1, 2}, torch::kLong), an);
+  const TomoeTrace& trace = an.tomoe;
   const torch::Tensor experts = trace.experts;  // [L, N, d_e]
   TomoeMoeWeights m;
   m.options = o;

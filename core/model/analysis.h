@@ -1,6 +1,8 @@
-// What travels with one forward pass besides the activations: the tap recorder (the named points whose
-// activations a capture records; null when nothing is captured, so disabled taps cost one pointer test) and auxiliary losses that
-// method modules add (MoHD balance loss, MoH load balance, ToMoE regularisers).
+// What one forward pass reports besides its output: the activations of the taps a recorder asks for
+// (null when nothing is captured, so disabled taps cost one pointer test), the auxiliary losses method
+// modules add (MoHD balance loss, MoH load balance, ToMoE regularisers), diagnostics, and ToMoE's
+// decisions. How the pass is computed (forms, KV cache, last position only) is not here: that is the
+// engine's ExecOptions (core/engine/inference_plan.h).
 #pragma once
 #include <string>
 #include <utility>
@@ -9,12 +11,11 @@
 #include <torch/torch.h>
 
 #include "core/model/tap_recorder.h"
+#include "core/model/tomoe/tomoe_trace.h"
 
 namespace moxlab {
 
-struct TomoeTrace;  // core/model/tomoe/tomoe_trace.h
-
-struct ForwardContext {
+struct Analysis {
   TapRecorder* tap_recorder = nullptr;
   std::vector<std::pair<std::string, torch::Tensor>> aux_losses;  // (name, scalar already weighted)
   // Whether method modules add their auxiliary losses: passes whose losses nobody trains on (evaluation,
@@ -23,11 +24,9 @@ struct ForwardContext {
   // Diagnostics of this pass that are not losses (e.g. ToMoE's active-parameter ratio); the trainer logs
   // their means as "train/NAME".
   std::vector<std::pair<std::string, double>> stats;
-  // The dense model inside a method model: every gate off (ToMoE's self-distillation teacher, Eq. 10).
-  bool gates_off = false;
-  // ToMoE's per-layer decisions of this pass. The Transformer sets one up when the caller passes none;
-  // a caller that wants them after the pass (analyses) passes its own.
-  TomoeTrace* tomoe = nullptr;
+  // ToMoE models with their gates on: this pass's expert embeddings and each layer's decisions, filled
+  // once every block has run (conversion and export read them); empty otherwise.
+  TomoeTrace tomoe;
 
   void tap(const std::string& name, const torch::Tensor& t) {
     if (tap_recorder && tap_recorder->wants(name)) tap_recorder->record(name, t);
