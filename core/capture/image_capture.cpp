@@ -1,6 +1,7 @@
 #include "core/capture/image_capture.h"
 
 #include "core/common/error.h"
+#include "core/engine/vit_plan.h"
 #include "core/model/tap_recorder.h"
 #include "core/observe/layout_check.h"
 
@@ -15,13 +16,14 @@ std::int64_t capture_image_taps(VisionTransformer& model, const torch::Tensor& p
   torch::NoGradGuard ng;
   model.eval();
   const int P = model.patches();
+  VitPlan plan(model);
   std::int64_t rows = 0;
   for (std::int64_t s = 0; s < pixels.size(0); s += batch_size) {
     const std::int64_t n = std::min<std::int64_t>(batch_size, pixels.size(0) - s);
     TapRecorder rec(taps);
     Analysis an;
     an.tap_recorder = &rec;
-    model.forward(pixels.narrow(0, s, n), an);
+    plan.forward(pixels.narrow(0, s, n), &an);
     auto recorded = rec.take();
     require(!recorded.empty(), "no tap matches '" + taps + "'");
     for (const auto& [name, t] : recorded) {

@@ -1,21 +1,12 @@
 #include "core/engine/inference_plan.h"
 
 #include "core/engine/ops.h"
-#include "core/engine/plan_kinds.h"
 #include "kernels/fused/packed_matmul.h"
 
 namespace moxlab {
 
-InferencePlan::InferencePlan(Transformer& model, Form default_form) : model_(model), default_form_(default_form) {
-  const auto& o = model.options();
-  const auto& attention = engine::find_plan_kind(o.attention);
-  const auto& ffn = engine::find_plan_kind(o.ffn);
-  for (std::size_t l = 0; l < model.blocks->size(); ++l) {
-    auto& block = *model.blocks->ptr<BlockImpl>(l);
-    attention_.push_back(attention.attention(*block.attn));
-    ffn_.push_back(ffn.ffn(*block.ffn));
-  }
-}
+InferencePlan::InferencePlan(Transformer& model, Form default_form)
+    : model_(model), default_form_(default_form), blocks_(model.blocks, model.options()) {}
 
 Form InferencePlan::resolve(Form form) const { return form == Form::automatic ? default_form_ : form; }
 
@@ -28,29 +19,7 @@ torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOpti
   PassOptions pass;
   pass.gates_off = exec.gates_off;
   auto layers = model_.begin_layers(pass);
-  auto x = model_.tok_embeddings(tokens);
-  // Each block's last residual add fused into the next block's attention norm (the last block's stays
-  // apart: the final norm may read only the last position).
-  const auto& blocks = model_.blocks;
-  torch::Tensor x_normed;
-  if (!blocks->is_empty()) {
-    const auto& first = *blocks->ptr<BlockImpl>(0)->attn_norm;
-    x_normed = engine::rms_norm(x, first.weight, first.eps());
-  }
-  for (std::size_t l = 0; l < blocks->size(); ++l) {
-    auto& block = *blocks->ptr<BlockImpl>(l);
-    engine::Step step{model_.rope(), an, block.taps, layers[l], exec.cache, form};
-    const auto [h, h_normed] = engine::add_rms_norm(x, attention_[l]->forward(x_normed, step), block.ffn_norm->weight, block.ffn_norm->eps());
-    an.tap(block.taps.resid_mid, h);
-    const auto f = ffn_[l]->forward(h_normed, step);
-    if (l + 1 < blocks->size()) {
-      const auto& next = *blocks->ptr<BlockImpl>(l + 1)->attn_norm;
-      std::tie(x, x_normed) = engine::add_rms_norm(h, f, next.weight, next.eps());
-    } else {
-      x = h + f;
-    }
-    an.tap(block.taps.resid_out, x);
-  }
+  auto x = blocks_.forward(model_.tok_embeddings(tokens), model_.rope(), an, layers, exec.cache, form);
   if (exec.last_logits_only) x = x.narrow(1, x.size(1) - 1, 1);
   x = engine::rms_norm(x, model_.norm->weight, model_.norm->eps());
   model_.end_layers(layers, an);
@@ -71,7 +40,7 @@ torch::Tensor InferencePlan::attention(int layer, const torch::Tensor& h, Form f
   auto& block = *model_.blocks->ptr<BlockImpl>(layer);
   auto layers = model_.begin_layers({});
   engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
-  return attention_[layer]->forward(h, step);
+  return blocks_.attention(layer).forward(h, step);
 }
 
 torch::Tensor InferencePlan::feed_forward(int layer, const torch::Tensor& h, Form form) {
@@ -81,7 +50,7 @@ torch::Tensor InferencePlan::feed_forward(int layer, const torch::Tensor& h, For
   auto& block = *model_.blocks->ptr<BlockImpl>(layer);
   auto layers = model_.begin_layers({});
   engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
-  return ffn_[layer]->forward(h, step);
+  return blocks_.feed_forward(layer).forward(h, step);
 }
 
 }  // namespace moxlab

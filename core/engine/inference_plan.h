@@ -6,14 +6,11 @@
 // reads the weights as they are at each call: what it derives from them is re-derived when a weight
 // changed in place (training, pruning, loading).
 #pragma once
-#include <memory>
-#include <vector>
-
 #include <torch/torch.h>
 
+#include "core/engine/block_plans.h"
 #include "core/engine/derived_weights.h"
 #include "core/engine/form.h"
-#include "core/engine/layer_plan.h"
 #include "core/model/analysis.h"
 #include "core/model/transformer.h"
 
@@ -46,8 +43,7 @@ class InferencePlan {
   Form resolve(Form form) const;
   Transformer& model_;
   Form default_form_;
-  std::vector<std::unique_ptr<engine::AttentionPlan>> attention_;  // per layer
-  std::vector<std::unique_ptr<engine::FeedForwardPlan>> ffn_;
+  engine::BlockPlans blocks_;
   DerivedWeights head_;  // the output head packed
 };
 

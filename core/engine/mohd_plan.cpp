@@ -1,8 +1,6 @@
 // MoHD's attention and FFN (core/model/mohd/mohd_components.h) as the engine runs them: routing in one
 // pass, then the sparse form where it wins (core/engine/mohd_sparse.h) or the reference on the engine's
-// dense plans. The sparse form wins where the layout is grouped (few sets of routed blocks), for inference
-// and training alike (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md); with autograd it is
-// the default training form.
+// dense plans; with autograd, the sparse form is the default training form.
 #include "core/engine/mohd_sparse.h"
 #include "core/engine/plan_kinds.h"
 
@@ -17,10 +15,7 @@ class MohdAttentionPlan : public AttentionPlan {
     const auto& t = step.taps;
     const SubDimRouting r = route_.forward(x);
     m_.mixer->record(r, step.an, balance_loss_name(t.attn_router_probs), t.attn_router_probs, t.attn_router_topk);
-    if (step.sparse(true)) {
-      const MohdSparse s = mohd_sparse(r, m_.mixer->options());
-      if (step.sparse(s.selection.grouped)) return sparse_.forward(x, s, step);
-    }
+    if (const auto s = mohd_sparse_if_wins(r, m_.mixer->options(), step)) return sparse_.forward(x, *s, step);
     return sparse_.output().combine(sparse_.dense().forward(m_.mixer->mask_input(x, r), step), r);  // Eq. 14
   }
 
@@ -37,10 +32,7 @@ class MohdFeedForwardPlan : public FeedForwardPlan {
     const auto& t = step.taps;
     const SubDimRouting r = route_.forward(x);
     m_.mixer->record(r, step.an, balance_loss_name(t.ffn_router_probs), t.ffn_router_probs, t.ffn_router_topk);
-    if (step.sparse(true)) {
-      const MohdSparse s = mohd_sparse(r, m_.mixer->options());
-      if (step.sparse(s.selection.grouped)) return sparse_.forward(x, s);
-    }
+    if (const auto s = mohd_sparse_if_wins(r, m_.mixer->options(), step)) return sparse_.forward(x, *s);
     return sparse_.output().combine(dense_.forward(m_.mixer->mask_input(x, r), step), r);  // Eq. 16
   }
 
@@ -60,10 +52,7 @@ decltype(LayerForms::attention) training_attention(Attention& a, Form form) {
   return [&m, sparse, form](const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
     Step step{rope, an, taps, io, nullptr, form};
     const SubDimRouting r = m.route(x, an, taps);
-    if (step.sparse(true)) {
-      const MohdSparse s = mohd_sparse(r, m.mixer->options());
-      if (step.sparse(s.selection.grouped)) return sparse->forward(x, s, step);
-    }
+    if (const auto s = mohd_sparse_if_wins(r, m.mixer->options(), step)) return sparse->forward(x, *s, step);
     return m.forward_routed(x, r, rope, an, taps, io);
   };
 }
@@ -76,10 +65,7 @@ decltype(LayerForms::ffn) training_ffn(FeedForward& f, Form form) {
     const Rope none;
     Step step{none, an, taps, io, nullptr, form};
     const SubDimRouting r = m.route(x, an, taps);
-    if (step.sparse(true)) {
-      const MohdSparse s = mohd_sparse(r, m.mixer->options());
-      if (step.sparse(s.selection.grouped)) return sparse->forward(x, s);
-    }
+    if (const auto s = mohd_sparse_if_wins(r, m.mixer->options(), step)) return sparse->forward(x, *s);
     return m.forward_routed(x, r, an, taps, io);
   };
 }

@@ -26,6 +26,13 @@ MohdSparse mohd_sparse(const SubDimRouting& r, const MohdOptions& o) {
   return s;
 }
 
+std::optional<MohdSparse> mohd_sparse_if_wins(const SubDimRouting& r, const MohdOptions& o, const Step& step) {
+  if (!step.sparse(true)) return std::nullopt;  // reference forced, or taps recorded
+  MohdSparse s = mohd_sparse(r, o);
+  if (!step.sparse(s.selection.grouped)) return std::nullopt;
+  return s;
+}
+
 SubDimRouting SubDimRoutePlan::forward(const torch::Tensor& x) {
   const auto& phi = r_.centroids->weight;
   const int n = r_.sub_dims();

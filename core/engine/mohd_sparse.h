@@ -5,6 +5,8 @@
 // fused kernel only where the kernel's predicate holds (never with autograd), so with autograd this is
 // the training form. Equal to the reference to rounding, gradients included (tests/engine).
 #pragma once
+#include <optional>
+
 #include "core/engine/dense_plan.h"
 #include "core/engine/derived_weights.h"
 #include "core/model/mohd/mohd_components.h"
@@ -20,6 +22,9 @@ struct MohdSparse {
 // Without autograd each thread's share of the tokens is grouped on its own (the rows a thread's products,
 // RoPE, attention and output pass handle are its own tokens); with autograd one sort ("auto" layout).
 MohdSparse mohd_sparse(const SubDimRouting& r, const MohdOptions& o);
+// The sparse form where `step` takes it: forced, or automatic where the layout is grouped (few sets of
+// routed blocks), for inference and training alike (docs/decisions/2026-11-25-sparse-forms-and-model-kernels.md).
+std::optional<MohdSparse> mohd_sparse_if_wins(const SubDimRouting& r, const MohdOptions& o, const Step& step);
 
 // The router's scores, softmax and top-k as one pass over packed centroids (kernels/sparse/sub_dim_topk.h)
 // where it applies; SubDimRouter::forward otherwise.

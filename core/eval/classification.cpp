@@ -1,6 +1,7 @@
 #include "core/eval/classification.h"
 
 #include "core/common/error.h"
+#include "core/engine/vit_plan.h"
 
 namespace moxlab {
 
@@ -26,10 +27,10 @@ ClassificationResult evaluate_classifier(VisionTransformer& model, const torch::
   r.class_correct.assign(classes, 0);
   torch::NoGradGuard ng;
   model.eval();
+  VitPlan plan(model);
   for (std::int64_t s = 0; s < pixels.size(0); s += batch_size) {
     const std::int64_t n = std::min<std::int64_t>(batch_size, pixels.size(0) - s);
-    Analysis an;
-    auto logits = model.forward(pixels.narrow(0, s, n), an).to(torch::kCPU).to(torch::kFloat32);
+    auto logits = plan.forward(pixels.narrow(0, s, n)).to(torch::kCPU).to(torch::kFloat32);
     auto y = labels.narrow(0, s, n);
     r.nll_sum += torch::nn::functional::cross_entropy(
                      logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

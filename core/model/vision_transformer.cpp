@@ -35,10 +35,14 @@ torch::Tensor VisionTransformer::patchify(const torch::Tensor& pixels) const {
   return x.permute({0, 2, 4, 1, 3, 5}).reshape({B, patches(), C * p * p});
 }
 
-torch::Tensor VisionTransformer::forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms) {
+torch::Tensor VisionTransformer::embed(const torch::Tensor& pixels) {
   auto x = pixels.to(patch_embed->weight.device());
   x = x.is_floating_point() ? x.to(torch::kFloat32) : x.to(torch::kFloat32) / 255.0;
-  x = patch_embed(patchify(x * 2.0 - 1.0)) + pos_embed;  // [B, P, dim]
+  return patch_embed(patchify(x * 2.0 - 1.0)) + pos_embed;  // [B, P, dim]
+}
+
+torch::Tensor VisionTransformer::forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms) {
+  auto x = embed(pixels);
   for (std::size_t l = 0; l < blocks->size(); ++l) {
     LayerIO io;
     x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, an, io, forms && l < forms->size() ? &(*forms)[l] : nullptr);

@@ -29,6 +29,9 @@ class VisionTransformer : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms = nullptr);
   // [B, patches, channels * patch_size^2]: patch p = (row-major patch index), pixels row-major inside.
   torch::Tensor patchify(const torch::Tensor& pixels) const;
+  // forward's first step: the pixels as patch tokens [B, patches, dim] (embedding + position).
+  torch::Tensor embed(const torch::Tensor& pixels);
+  const Rope& rope() const { return rope_; }
 
   void init_weights(std::uint64_t seed);  // init_parameters() (core/model/transformer.h)
   const ModelOptions& options() const { return opts_; }
