@@ -19,11 +19,11 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
-                                     const std::function<void(std::int64_t)>& progress) {
+                                     const std::function<void(std::int64_t)>& progress, Form form) {
   torch::NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
-  InferencePlan plan(model);
+  InferencePlan plan(model, form);
   const std::int64_t n = perplexity_tokens(src, domain, max_tokens);
   PerplexityResult r;
   // Window starts 0, T, 2T, ...; the last window may be shorter (at least 2 tokens).

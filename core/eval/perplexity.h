@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "core/data/shards/token_source.h"
+#include "core/engine/form.h"
 #include "core/model/transformer.h"
 
 namespace moxlab {
@@ -28,8 +29,10 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 
 // Scores the first max_tokens tokens of domain d (0: all). Runs in eval mode without gradients.
 // progress: called after each batch with the tokens of the domain read so far.
+// form: the MoHD / MoH compute form (a run's execution.form).
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
-                                     const std::function<void(std::int64_t tokens_done)>& progress = {});
+                                     const std::function<void(std::int64_t tokens_done)>& progress = {},
+                                     Form form = Form::automatic);
 
 }  // namespace moxlab

@@ -8,12 +8,12 @@
 
 namespace moxlab {
 
-LoglikelihoodFn make_model_scorer(Transformer& model, int max_len, int batch_size) {
-  return [&model, max_len, batch_size](const std::vector<LoglikelihoodRequest>& reqs) {
+LoglikelihoodFn make_model_scorer(Transformer& model, int max_len, int batch_size, Form form) {
+  return [&model, max_len, batch_size, form](const std::vector<LoglikelihoodRequest>& reqs) {
     torch::NoGradGuard ng;
     const bool was_training = model.is_training();
     model.eval();
-    InferencePlan plan(model);
+    InferencePlan plan(model, form);
     std::vector<LoglikelihoodResult> out(reqs.size());
     // Inputs: all tokens but the last, left-truncated to max_len (harness: whole[-(max_len+1):][:-1]).
     std::vector<std::vector<std::int32_t>> inputs(reqs.size());

@@ -21,13 +21,13 @@ std::vector<std::int64_t> domain_sizes(const TokenSource& src) {
 LmObjective::LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, std::shared_ptr<const TokenSource> train,
                          std::shared_ptr<const TokenSource> val)
     : t_(cfg.train),
+      form_(form_from_name(cfg.execution.form)),
       model_(std::move(model)),
       train_(restrict_domains(std::move(train), cfg.train.domains)),
       val_(std::move(val)),
       sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
-  const Form form = form_from_name(cfg.execution.form);
-  forms_ = training_forms(model_->blocks, model_->options(), form);
-  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_, form);
+  forms_ = training_forms(model_->blocks, model_->options(), form_);
+  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_, form_);
 }
 
 std::int64_t LmObjective::units_per_micro() const { return static_cast<std::int64_t>(t_.batch_size) * t_.seq_len; }
@@ -60,7 +60,7 @@ Metrics LmObjective::validate() {
   double nll = 0;
   std::int64_t tokens = 0;
   for (int d = 0; d < val_->num_domains(); ++d) {
-    auto r = evaluate_perplexity(*model_, *val_, d, t_.seq_len, t_.eval_tokens, t_.batch_size);
+    auto r = evaluate_perplexity(*model_, *val_, d, t_.seq_len, t_.eval_tokens, t_.batch_size, {}, form_);
     if (r.tokens == 0) continue;
     m.emplace_back("val/" + val_->domain_name(d) + "/loss", r.loss());
     nll += r.nll_sum;

@@ -30,6 +30,7 @@ class LmObjective : public TrainObjective {
 
  private:
   TrainOptions t_;
+  Form form_;  // execution.form: training forms, the teacher, validation
   std::shared_ptr<Transformer> model_;
   ModuleForms forms_;           // the training forms of the model's kinds (core/engine/training_forms.h)
   std::unique_ptr<InferencePlan> teacher_;  // distillation: the dense model inside the ToMoE model

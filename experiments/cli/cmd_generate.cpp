@@ -47,7 +47,7 @@ void register_generate(CLI::App& app) {
     g.seed = a->seed;
     for (auto id : {tok->bos_id(), tok->eos_id()})
       if (id >= 0) g.stop_ids.push_back(id);
-    InferencePlan plan(*ck.model);
+    InferencePlan plan(*ck.model, form_from_name(ck.config.execution.form));
     auto out = generate(plan, prompt, g);
     std::vector<std::int32_t> all(prompt.begin() + 1, prompt.end());
     all.insert(all.end(), out.begin(), out.end());

@@ -76,6 +76,7 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
     Transformer& model = *ck.loaded.model;
     model.eval();
     const Config& cfg = ck.loaded.config;
+    const Form form = form_from_name(cfg.execution.form);
     auto tok = load_tokenizer(ck.loaded.meta.tokenizer_spec);
     const int seq_len = cfg.train.seq_len;
 
@@ -95,7 +96,7 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       for (int d = 0; d < val.num_domains(); ++d) total += perplexity_tokens(val, d, opts.max_val_tokens);
       for (int d = 0; d < val.num_domains(); ++d) {
         auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size,
-                                     [&](std::int64_t done) { progress("perplexity", before + done, total); });
+                                     [&](std::int64_t done) { progress("perplexity", before + done, total); }, form);
         before += perplexity_tokens(val, d, opts.max_val_tokens);
         put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d), r, "val");
         auto u = unigram.evaluate(val, d, opts.max_val_tokens);
@@ -117,7 +118,7 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         src.add("wikitext2", tok->encode(text), static_cast<std::int64_t>(text.size()));
         const std::int64_t total = src.size(0);
         auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size,
-                                     [&](std::int64_t done) { progress("wikitext2", done, total); });
+                                     [&](std::int64_t done) { progress("wikitext2", done, total); }, form);
         put_perplexity(store, ck.run_id, res, "wikitext2", r, "test (2891 non-empty rows)");
       }
     }
@@ -130,7 +131,7 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         std::vector<std::string> names = opts.tasks;
         if (names.empty())
           for (const auto& spec : task_registry()) names.push_back(spec.name);
-        auto score = make_model_scorer(model, model.options().max_seq_len, opts.batch_size);
+        auto score = make_model_scorer(model, model.options().max_seq_len, opts.batch_size, form);
         TaskOptions topts;
         topts.limit = opts.limit;
         for (const auto& name : names) {
