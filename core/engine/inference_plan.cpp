@@ -34,23 +34,20 @@ torch::Tensor InferencePlan::forward(const torch::Tensor& tokens, const ExecOpti
 }
 
 torch::Tensor InferencePlan::attention(int layer, const torch::Tensor& h, Form form) {
-  torch::NoGradGuard no_grad;
-  Analysis an;
-  an.aux_losses_wanted = false;
-  auto& block = *model_.blocks->ptr<BlockImpl>(layer);
-  auto layers = model_.begin_layers({});
-  engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
-  return blocks_.attention(layer).forward(h, step);
+  return one_layer(layer, form, [&](engine::Step& step) { return blocks_.attention(layer).forward(h, step); });
 }
 
 torch::Tensor InferencePlan::feed_forward(int layer, const torch::Tensor& h, Form form) {
+  return one_layer(layer, form, [&](engine::Step& step) { return blocks_.feed_forward(layer).forward(h, step); });
+}
+
+torch::Tensor InferencePlan::one_layer(int layer, Form form, const std::function<torch::Tensor(engine::Step&)>& run) {
   torch::NoGradGuard no_grad;
   Analysis an;
   an.aux_losses_wanted = false;
-  auto& block = *model_.blocks->ptr<BlockImpl>(layer);
   auto layers = model_.begin_layers({});
-  engine::Step step{model_.rope(), an, block.taps, layers[layer], nullptr, resolve(form)};
-  return blocks_.feed_forward(layer).forward(h, step);
+  engine::Step step{model_.rope(), an, model_.blocks->ptr<BlockImpl>(layer)->taps, layers[layer], nullptr, resolve(form)};
+  return run(step);
 }
 
 }  // namespace moxlab

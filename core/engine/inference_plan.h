@@ -6,6 +6,8 @@
 // reads the weights as they are at each call: what it derives from them is re-derived when a weight
 // changed in place (training, pruning, loading).
 #pragma once
+#include <functional>
+
 #include <torch/torch.h>
 
 #include "core/engine/block_plans.h"
@@ -41,6 +43,8 @@ class InferencePlan {
 
  private:
   Form resolve(Form form) const;
+  // One block's attention or FFN (`run`) as a pass of its own: no cache, its losses discarded.
+  torch::Tensor one_layer(int layer, Form form, const std::function<torch::Tensor(engine::Step&)>& run);
   Transformer& model_;
   Form default_form_;
   engine::BlockPlans blocks_;
