@@ -1,18 +1,21 @@
 #include "core/engine/training_forms.h"
 
+#include "core/engine/packed_linear.h"
 #include "core/engine/plan_kinds.h"
 
 namespace moxlab {
 
-ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o, Form form) {
+TrainingForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o, Form form) {
   const auto& attention = engine::find_plan_kind(o.attention);
   const auto& ffn = engine::find_plan_kind(o.ffn);
-  ModuleForms forms(blocks->size());
+  TrainingForms forms;
+  forms.layers.resize(blocks->size());
   for (std::size_t l = 0; l < blocks->size(); ++l) {
     auto& block = *blocks->ptr<BlockImpl>(l);
-    if (attention.training_attention) forms[l].attention = attention.training_attention(*block.attn, form);
-    if (ffn.training_ffn) forms[l].ffn = ffn.training_ffn(*block.ffn, form);
+    if (attention.training_attention) forms.layers[l].attention = attention.training_attention(*block.attn, form);
+    if (ffn.training_ffn) forms.layers[l].ffn = ffn.training_ffn(*block.ffn, form);
   }
+  if (form != Form::reference) forms.products = engine::packed_products();
   return forms;
 }
 

@@ -1,7 +1,8 @@
-// The forms a training pass (with autograd) computes its blocks in: the kinds' training forms under a
-// run's execution.form (automatic: MoHD's block-sparse form where the layout is grouped; sparse: also
-// MoH's head-gathered form; reference: every module's own forward). The trainer's objectives and
-// `bench train` both take them from here, so the benchmark times what training runs.
+// The forms a training pass (with autograd) computes in under a run's execution.form: its products x W^T
+// on the packed kernels (core/engine/packed_linear.h; automatic and sparse) and its blocks in the kinds'
+// training forms (automatic: MoHD's block-sparse form where the layout is grouped; sparse: also MoH's
+// head-gathered form); reference: LibTorch's products and every module's own forward. The trainer's
+// objectives and `bench train` both take them from here, so the benchmark times what training runs.
 #pragma once
 #include "core/engine/form.h"
 #include "core/model/block.h"
@@ -9,7 +10,14 @@
 
 namespace moxlab {
 
-// One LayerForms per block of `blocks` (a Transformer's or a VisionTransformer's).
-ModuleForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o, Form form);
+struct TrainingForms {
+  ModuleForms layers;    // one per block
+  ProductForm products;  // empty: LibTorch's
+  // The options of a pass in these forms (kept alive by this object).
+  PassOptions pass(bool gates_off = false) const { return {gates_off, &layers, products}; }
+};
+
+// The training forms of `blocks` (a Transformer's or a VisionTransformer's).
+TrainingForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& o, Form form);
 
 }  // namespace moxlab

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/model/kind_modules.h"
+#include "core/model/linear.h"
 
 namespace moxlab {
 
@@ -83,9 +84,9 @@ torch::Tensor DenseAttention::head_outputs(const torch::Tensor& x, const Rope& r
                                            const torch::Tensor& qk_mask) {
   const auto B = x.size(0), T = x.size(1);
   an.tap(taps.attn_in, x);
-  const auto q = wq(x).view({B, T, n_heads_, head_dim_});
-  const auto k = wk(x).view({B, T, n_kv_heads_, head_dim_});
-  const auto v = wv(x).view({B, T, n_kv_heads_, head_dim_});
+  const auto q = linear(wq, x).view({B, T, n_heads_, head_dim_});
+  const auto k = linear(wk, x).view({B, T, n_kv_heads_, head_dim_});
+  const auto v = linear(wv, x).view({B, T, n_kv_heads_, head_dim_});
   an.tap(taps.attn_q, q);  // before RoPE: the query content (MoH's L2 router reads this)
   an.tap(taps.attn_k, k);
   an.tap(taps.attn_v, v);
@@ -108,7 +109,7 @@ torch::Tensor DenseAttention::attend(torch::Tensor q, torch::Tensor k, torch::Te
 torch::Tensor DenseAttention::project(const torch::Tensor& heads, Analysis& an, const BlockTapNames& taps) {
   auto mixed = heads.reshape({heads.size(0), heads.size(1), n_heads_ * head_dim_});
   an.tap(taps.attn_ctx, mixed);
-  auto y = wo(mixed);
+  auto y = linear(wo, mixed);
   an.tap(taps.attn_out, y);
   return y;
 }

@@ -9,6 +9,7 @@
 
 #include "core/model/attention.h"
 #include "core/model/ffn.h"
+#include "core/model/linear.h"
 #include "core/model/rmsnorm.h"
 
 namespace moxlab {
@@ -20,6 +21,15 @@ struct LayerForms {
   std::function<torch::Tensor(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO& io)> ffn;
 };
 using ModuleForms = std::vector<LayerForms>;  // one per layer
+
+// How a pass computes, beyond the weights.
+struct PassOptions {
+  bool gates_off = false;  // the dense model inside a method model (ToMoE's self-distillation teacher, Eq. 10)
+  // One per layer (optional): replaces blocks' attention or FFN computations (the engine's training forms).
+  const ModuleForms* forms = nullptr;
+  // The form of the pass's products x W^T (core/model/linear.h; empty: LibTorch's), the head's included.
+  ProductForm products;
+};
 
 class BlockImpl : public torch::nn::Module {
  public:

@@ -1,5 +1,7 @@
 #include "core/model/ffn.h"
 
+#include "core/model/linear.h"
+
 namespace moxlab {
 
 ParamCount FeedForward::param_count() const {
@@ -18,13 +20,13 @@ SwiGLU::SwiGLU(const ModelOptions& o) {
 
 torch::Tensor SwiGLU::forward(const torch::Tensor& x, Analysis& an, const BlockTapNames& taps, LayerIO&) {
   an.tap(taps.ffn_in, x);
-  auto gate = w1(x);
-  auto up = w3(x);
+  auto gate = linear(w1, x);
+  auto up = linear(w3, x);
   an.tap(taps.ffn_gate, gate);
   an.tap(taps.ffn_up, up);
   auto act = torch::silu(gate) * up;
   an.tap(taps.ffn_act, act);
-  auto y = w2(act);
+  auto y = linear(w2, act);
   an.tap(taps.ffn_out, y);
   return y;
 }

@@ -57,6 +57,7 @@ torch::Tensor Transformer::output_weight() const {
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens, Analysis& an, const PassOptions& pass) {
+  const ProductFormScope products(pass.products);
   auto layers = begin_layers(pass);
   auto x = tok_embeddings(tokens);
   const auto* forms = pass.forms;
@@ -64,7 +65,7 @@ torch::Tensor Transformer::forward(const torch::Tensor& tokens, Analysis& an, co
     x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, an, layers[l], forms && l < forms->size() ? &(*forms)[l] : nullptr);
   x = norm(x);
   end_layers(layers, an);
-  return torch::nn::functional::linear(x, output_weight());
+  return moxlab::linear(x, output_weight());  // qualified: at::linear is found by argument lookup too
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens) {

@@ -12,13 +12,6 @@
 
 namespace moxlab {
 
-// How a pass computes, beyond the weights.
-struct PassOptions {
-  bool gates_off = false;  // the dense model inside a method model (ToMoE's self-distillation teacher, Eq. 10)
-  // One per layer (optional): replaces blocks' attention or FFN computations (the engine's training forms).
-  const ModuleForms* forms = nullptr;
-};
-
 class Transformer : public torch::nn::Module {
  public:
   explicit Transformer(const ModelOptions& o);

@@ -41,13 +41,15 @@ torch::Tensor VisionTransformer::embed(const torch::Tensor& pixels) {
   return patch_embed(patchify(x * 2.0 - 1.0)) + pos_embed;  // [B, P, dim]
 }
 
-torch::Tensor VisionTransformer::forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms) {
+torch::Tensor VisionTransformer::forward(const torch::Tensor& pixels, Analysis& an, const PassOptions& pass) {
+  const ProductFormScope products(pass.products);
+  const auto* forms = pass.forms;
   auto x = embed(pixels);
   for (std::size_t l = 0; l < blocks->size(); ++l) {
     LayerIO io;
     x = blocks->ptr<BlockImpl>(l)->forward(x, rope_, an, io, forms && l < forms->size() ? &(*forms)[l] : nullptr);
   }
-  return head(norm(x).mean(1));
+  return linear(head, norm(x).mean(1));
 }
 
 void VisionTransformer::init_weights(std::uint64_t seed) { init_parameters(*this, opts_, seed); }

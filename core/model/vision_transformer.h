@@ -26,7 +26,7 @@ class VisionTransformer : public torch::nn::Module {
   // pixels: [B, rows, cols] (channels 1) or [B, channels, rows, cols], uint8 0..255 or already float in
   // [0, 1]; scaled to [-1, 1]. Returns logits [B, classes]. Taps and auxiliary losses go to an as in
   // the decoder (tap rows are patch tokens).
-  torch::Tensor forward(const torch::Tensor& pixels, Analysis& an, const ModuleForms* forms = nullptr);
+  torch::Tensor forward(const torch::Tensor& pixels, Analysis& an, const PassOptions& pass = {});
   // [B, patches, channels * patch_size^2]: patch p = (row-major patch index), pixels row-major inside.
   torch::Tensor patchify(const torch::Tensor& pixels) const;
   // forward's first step: the pixels as patch tokens [B, patches, dim] (embedding + position).

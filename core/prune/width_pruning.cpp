@@ -57,12 +57,12 @@ std::vector<LayerImportance> taylor_importance(Transformer& model, const std::ve
   require(!batches.empty(), "pruning: no calibration batches");
   model.eval();
   model.zero_grad();
-  const ModuleForms forms = training_forms(model.blocks, model.options(), Form::automatic);
+  const TrainingForms forms = training_forms(model.blocks, model.options(), Form::automatic);
   for (const auto& b : batches) {  // dL/dW summed over batches (next-token loss of each batch)
     auto x = b.narrow(1, 0, b.size(1) - 1), y = b.narrow(1, 1, b.size(1) - 1);
     Analysis an;
     an.aux_losses_wanted = false;
-    Transformer::lm_loss(model.forward(x, an, {false, &forms}), y).backward();
+    Transformer::lm_loss(model.forward(x, an, forms.pass()), y).backward();
   }
   std::vector<LayerImportance> out;
   for (int l = 0; l < model.options().n_layers; ++l) {

@@ -7,6 +7,7 @@
 
 #include "core/config/config.h"
 #include "core/data/corpora/idx_images.h"
+#include "core/engine/training_forms.h"
 #include "core/model/vision_transformer.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/train_objective.h"
@@ -29,7 +30,7 @@ class ImageObjective : public TrainObjective {
 
  private:
   std::shared_ptr<VisionTransformer> model_;
-  ModuleForms forms_;  // the training forms of the model's kinds (core/engine/training_forms.h)
+  TrainingForms forms_;  // the training forms of the model's kinds (core/engine/training_forms.h)
   int batch_size_;
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   BatchSampler sampler_;

@@ -7,6 +7,7 @@
 #include "core/config/config.h"
 #include "core/data/shards/token_source.h"
 #include "core/engine/inference_plan.h"
+#include "core/engine/training_forms.h"
 #include "core/model/transformer.h"
 #include "core/train/batch_sampler.h"
 #include "core/train/train_objective.h"
@@ -32,7 +33,7 @@ class LmObjective : public TrainObjective {
   TrainOptions t_;
   Form form_;  // execution.form: training forms, the teacher, validation
   std::shared_ptr<Transformer> model_;
-  ModuleForms forms_;           // the training forms of the model's kinds (core/engine/training_forms.h)
+  TrainingForms forms_;           // the training forms of the model's kinds (core/engine/training_forms.h)
   std::unique_ptr<InferencePlan> teacher_;  // distillation: the dense model inside the ToMoE model
   std::shared_ptr<const TokenSource> train_, val_;
   BatchSampler sampler_;

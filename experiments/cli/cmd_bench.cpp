@@ -128,11 +128,11 @@ void register_bench(CLI::App& app) {
     auto x = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
     auto y = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
     // The blocks in the forms the trainer computes them in (core/engine/training_forms.h), its losses too.
-    const ModuleForms forms = training_forms(model.blocks, cfg.model, form_from_name(cfg.execution.form));
+    const TrainingForms forms = training_forms(model.blocks, cfg.model, form_from_name(cfg.execution.form));
     auto step = [&]() {
       opt.zero_grad();
       Analysis an;
-      auto loss = Transformer::lm_loss(model.forward(x, an, {false, &forms}), y);
+      auto loss = Transformer::lm_loss(model.forward(x, an, forms.pass()), y);
       if (auto aux = an.total_aux_loss(); aux.defined()) loss = loss + aux;
       loss.backward();
       torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip > 0 ? t.grad_clip : 1e9);

@@ -223,6 +223,32 @@ torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor&
   return copy_to_huge_pages(padded.view({2, panels, 8, k}).permute({1, 3, 0, 2}).reshape({panels, k, kPanel}));
 }
 
+torch::Tensor pack_transposed(const torch::Tensor& a) {
+  check_packing_input(a, "pack_transposed");
+  const auto src = a.contiguous();
+  const auto m = src.size(0), n = src.size(1), panels = (n + kPanel - 1) / kPanel;
+  auto packed = torch::empty({panels, m, kPanel}, src.options());
+  const float* in = src.data_ptr<float>();
+  float* out = packed.data_ptr<float>();
+  // Row by row: each row's n floats read once, written as 16-float runs into every panel.
+  parallel_row_ranges(m, 256, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* row = in + r * n;
+      for (std::int64_t p = 0; p < panels; ++p) {
+        float* dst = out + (p * m + r) * kPanel;
+        const std::int64_t c0 = p * kPanel, width = std::min<std::int64_t>(kPanel, n - c0);
+        if (width == kPanel) {
+          std::copy(row + c0, row + c0 + kPanel, dst);
+        } else {
+          std::copy(row + c0, row + c0 + width, dst);
+          std::fill(dst + width, dst + kPanel, 0.0f);
+        }
+      }
+    }
+  });
+  return packed;
+}
+
 torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b) {
   check_packing_input(w, "pack_weight_blocks");
   TORCH_CHECK(b > 0 && w.size(0) % b == 0, "pack_weight_blocks: ", w.size(0), " rows are not whole blocks of ", b);

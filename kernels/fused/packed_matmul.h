@@ -28,6 +28,12 @@ torch::Tensor pack_weight(const torch::Tensor& w);
 // columns 8-15 the same rows of up.
 torch::Tensor pack_swiglu_weight(const torch::Tensor& gate, const torch::Tensor& up);
 
+// pack_weight(a.t()) without the transposed copy: the columns of a row-major a [M, N] as panels,
+// [ceil(N / 16), M, 16] (panel p, row m: a[m, 16 p .. 16 p + 15], zero-padded). The backward products'
+// packings: W [N, K] for dX = dY W, the layer input X [M, K] for dW = dY^T X. Ordinary memory (a
+// per-call packing of activations), filled by the threads.
+torch::Tensor pack_transposed(const torch::Tensor& a);
+
 // W [blocks * b, K] packed block by block, [blocks, ceil(b / 16), K, 16]: each run of b output rows its own
 // packing (MoHD's output-side blocks, any b), and packed_block() the PackedWeight of block i.
 torch::Tensor pack_weight_blocks(const torch::Tensor& w, std::int64_t b);

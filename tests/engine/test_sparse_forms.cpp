@@ -86,8 +86,8 @@ void check_inference_forms(const ModelOptions& o, std::uint64_t seed, const torc
 std::map<std::string, torch::Tensor> gradients(Transformer& m, const torch::Tensor& tokens, Form k) {
   m.zero_grad();
   Analysis an;
-  const ModuleForms forms = training_forms(m.blocks, m.options(), k);
-  auto logits = m.forward(tokens, an, {false, &forms});
+  const TrainingForms forms = training_forms(m.blocks, m.options(), k);
+  auto logits = m.forward(tokens, an, forms.pass());
   (Transformer::lm_loss(logits.narrow(1, 0, tokens.size(1) - 1), tokens.narrow(1, 1, tokens.size(1) - 1)) +
    an.total_aux_loss())
       .backward();

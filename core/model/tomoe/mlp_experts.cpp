@@ -1,6 +1,7 @@
 #include "core/model/tomoe/mlp_experts.h"
 
 #include "core/common/error.h"
+#include "core/model/linear.h"
 #include "core/model/tomoe/gumbel_gates.h"
 
 namespace moxlab {
@@ -48,10 +49,9 @@ MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch:
 }
 
 torch::Tensor masked_swiglu(const SwiGLU& ffn, const torch::Tensor& x, const torch::Tensor& mask) {
-  // The SwiGLU's linears are bias-free: W x is torch::linear on the weight.
-  auto gate = torch::silu(torch::linear(x, ffn.w1->weight)) * mask;
-  auto up = torch::linear(x, ffn.w3->weight) * mask;
-  return torch::linear(gate * up, ffn.w2->weight);
+  auto gate = torch::silu(linear(ffn.w1, x)) * mask;
+  auto up = linear(ffn.w3, x) * mask;
+  return linear(ffn.w2, gate * up);
 }
 
 ExpertWeights extract_expert(const SwiGLU& ffn, const torch::Tensor& keep) {
