@@ -101,7 +101,7 @@ bool packed_product_applies(const torch::Tensor& x, const torch::Tensor& w) {
          x.dim() >= 1 && x.numel() > 0;
 }
 
-ProductForm packed_products() {
+decltype(OpForms::linear) packed_products() {
   auto cache = std::make_shared<PackCache>();
   return [cache](const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) { return packed_linear(*cache, x, w, b); };
 }

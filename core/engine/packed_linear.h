@@ -8,7 +8,7 @@
 #pragma once
 #include <memory>
 
-#include "core/model/linear.h"
+#include "core/model/op_forms.h"
 
 namespace moxlab::engine {
 
@@ -17,7 +17,7 @@ bool packed_product_applies(const torch::Tensor& x, const torch::Tensor& w);
 
 // A product form with its own packings (callers keep it for the run: the packings are reused across
 // steps while the weights do not change). Products it does not take run as torch::linear.
-ProductForm packed_products();
+decltype(OpForms::linear) packed_products();
 
 // One product with packings made for it alone (tests, benchmarks).
 torch::Tensor packed_linear_autograd(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {});

@@ -2,6 +2,7 @@
 
 #include "core/engine/packed_linear.h"
 #include "core/engine/plan_kinds.h"
+#include "core/engine/training_attention.h"
 
 namespace moxlab {
 
@@ -15,7 +16,7 @@ TrainingForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& 
     if (attention.training_attention) forms.layers[l].attention = attention.training_attention(*block.attn, form);
     if (ffn.training_ffn) forms.layers[l].ffn = ffn.training_ffn(*block.ffn, form);
   }
-  if (form != Form::reference) forms.products = engine::packed_products();
+  if (form != Form::reference) forms.ops = {engine::packed_products(), engine::training_attention};
   return forms;
 }
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/model/kind_modules.h"
-#include "core/model/linear.h"
+#include "core/model/op_forms.h"
 
 namespace moxlab {
 
@@ -47,7 +47,7 @@ constexpr std::int64_t kQueryTile = 64;
 
 torch::Tensor dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                     double scale, const torch::Tensor& gates, const torch::Tensor& dim_scales) {
-  auto out = dot_product_attention_torch(q, k, v, causal, scale);  // [B, H, T, hd]
+  auto out = attention_core(q, k, v, causal, scale);  // [B, H, T, hd]
   if (gates.defined()) out = out * gates.transpose(1, 2).unsqueeze(-1);
   return dim_scales.defined() ? out * dim_scales.unsqueeze(1) : out;
 }

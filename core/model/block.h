@@ -9,7 +9,7 @@
 
 #include "core/model/attention.h"
 #include "core/model/ffn.h"
-#include "core/model/linear.h"
+#include "core/model/op_forms.h"
 #include "core/model/rmsnorm.h"
 
 namespace moxlab {
@@ -27,8 +27,9 @@ struct PassOptions {
   bool gates_off = false;  // the dense model inside a method model (ToMoE's self-distillation teacher, Eq. 10)
   // One per layer (optional): replaces blocks' attention or FFN computations (the engine's training forms).
   const ModuleForms* forms = nullptr;
-  // The form of the pass's products x W^T (core/model/linear.h; empty: LibTorch's), the head's included.
-  ProductForm products;
+  // The forms of the pass's products x W^T (the head's included) and attention cores (core/model/op_forms.h;
+  // empty: LibTorch's).
+  OpForms ops;
 };
 
 class BlockImpl : public torch::nn::Module {

@@ -1,6 +1,6 @@
 #include "core/model/ffn.h"
 
-#include "core/model/linear.h"
+#include "core/model/op_forms.h"
 
 namespace moxlab {
 

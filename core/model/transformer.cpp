@@ -57,7 +57,7 @@ torch::Tensor Transformer::output_weight() const {
 }
 
 torch::Tensor Transformer::forward(const torch::Tensor& tokens, Analysis& an, const PassOptions& pass) {
-  const ProductFormScope products(pass.products);
+  const OpFormsScope ops(pass.ops);
   auto layers = begin_layers(pass);
   auto x = tok_embeddings(tokens);
   const auto* forms = pass.forms;

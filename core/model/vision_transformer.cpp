@@ -42,7 +42,7 @@ torch::Tensor VisionTransformer::embed(const torch::Tensor& pixels) {
 }
 
 torch::Tensor VisionTransformer::forward(const torch::Tensor& pixels, Analysis& an, const PassOptions& pass) {
-  const ProductFormScope products(pass.products);
+  const OpFormsScope ops(pass.ops);
   const auto* forms = pass.forms;
   auto x = embed(pixels);
   for (std::size_t l = 0; l < blocks->size(); ++l) {

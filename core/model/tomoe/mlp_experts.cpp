@@ -1,7 +1,7 @@
 #include "core/model/tomoe/mlp_experts.h"
 
 #include "core/common/error.h"
-#include "core/model/linear.h"
+#include "core/model/op_forms.h"
 #include "core/model/tomoe/gumbel_gates.h"
 
 namespace moxlab {
