@@ -1,20 +1,16 @@
-// `moxlab bench train --config FILE.toml [--steps N] [--repeats R]`
+// `moxlab bench train --config FILE.toml [--steps N] [--repeats R] [--forms a,b] [--dense-baseline] [--python PY]`
 // `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F] [--paired S]`
 // `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
 // `moxlab bench matmul --config FILE.toml [--rows 1,64,128,512] [--repeats R]`
-// Training throughput and model FLOP utilisation: tokens/s over timed optimiser steps (after warm-up)
-// and MFU = achieved model FLOP/s / matmul peak measured in the same process. Batches are random token
-// ids of the configured shape (throughput does not depend on the text). Medians over repeats.
+// Training throughput of several execution forms side by side (experiments/bench/train_bench.h) against
+// the GEMM and FMA peaks measured in the same process; the other benchmarks time inference.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/common/error.h"
 #include "core/config/config.h"
@@ -30,7 +26,7 @@
 #include "experiments/bench/matmul_bench.h"
 #include "experiments/bench/matmul_peak.h"
 #include "experiments/bench/timing.h"
-#include "experiments/bench/train_flops.h"
+#include "experiments/bench/train_bench.h"
 
 namespace moxlab::cli {
 
@@ -40,24 +36,11 @@ const char* pinned_note() { return threads_pinned() ? " (workers pinned)" : " (n
 
 struct BenchArgs {
   std::string config, python;
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, forms;
   int steps = 10, repeats = 3, vocab = 4096;
+  bool dense_baseline = false;
 };
 
-// Peak resident memory of this process so far, MiB (Linux reports ru_maxrss in KiB).
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;
-}
-
-// Current resident memory, MiB (/proc/self/statm: pages).
-double rss_mib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1048576.0);
-}
 
 // Runs scripts/bench_train_pytorch.py with the model's shapes and returns its median tokens/s.
 double python_tokens_per_second(const std::string& python, const Config& cfg, int threads, int steps, int repeats) {
@@ -116,65 +99,67 @@ void register_bench(CLI::App& app) {
       ->check(integer_in(2, 1 << 22))->capture_default_str();
   train->add_option("--python", a->python,
                     "also time the same model in Python PyTorch with this interpreter (Debian's /usr/bin/python3 with python3-torch)");
+  train->add_option("--forms", a->forms, "execution forms to time side by side (default: reference, automatic, and sparse for MoHD / MoH)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"reference", "automatic", "sparse"}));
+  train->add_flag("--dense-baseline", a->dense_baseline, "also time the dense model of the same shape (automatic form)");
   train->callback([a]() {
     Config cfg = load_config(a->config, a->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = a->vocab;
     const int threads = set_torch_threads(cfg.train.threads);
     const auto& t = cfg.train;
-    Transformer model(cfg.model);
-    model.init_weights(1);
-    model.train();
-    torch::optim::AdamW opt(model.parameters(), torch::optim::AdamWOptions(t.lr).weight_decay(t.weight_decay));
-    auto x = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
-    auto y = torch::randint(cfg.model.vocab_size, {t.batch_size, t.seq_len}, torch::kLong);
-    // The blocks in the forms the trainer computes them in (core/engine/training_forms.h), its losses too.
-    const TrainingForms forms = training_forms(model.blocks, cfg.model, form_from_name(cfg.execution.form));
-    auto step = [&]() {
-      opt.zero_grad();
-      Analysis an;
-      auto loss = Transformer::lm_loss(model.forward(x, an, forms.pass()), y);
-      if (auto aux = an.total_aux_loss(); aux.defined()) loss = loss + aux;
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip > 0 ? t.grad_clip : 1e9);
-      opt.step();
-    };
-    const double rss_before = rss_mib();
-    for (int i = 0; i < 3; ++i) step();  // warm-up: allocator, thread pools
-    const double tokens_per_step = static_cast<double>(t.batch_size) * t.seq_len;
-    const double flops_per_token = train_flops_per_token(model, t.seq_len);
-    std::vector<double> tps, mfu, peaks;
-    for (int r = 0; r < a->repeats; ++r) {
-      MatmulPeak peak = measure_matmul_peak(1024, 3, 0.2);  // interleaved with the model: same conditions
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < a->steps; ++i) step();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = tokens_per_step * a->steps / s;
-      tps.push_back(rate);
-      peaks.push_back(peak.gflops);
-      mfu.push_back(rate * flops_per_token / (peak.gflops * 1e9));
+    std::vector<TrainBenchCase> cases;
+    for (const auto& form : a->forms.empty() ? default_train_forms(cfg.model) : a->forms) {
+      Config c = cfg;
+      c.execution.form = form;
+      cases.push_back({form, c});
     }
-    const ParamCount pc = count_parameters(model);
-    std::printf("bench train: %s  threads %d%s  batch %d x seq %d  params %lld non-embedding\n", cfg.run.name.c_str(),
-                threads, pinned_note(), t.batch_size, t.seq_len, static_cast<long long>(pc.total));
-    std::printf("  model FLOPs/token      %.3e (6N + 12*L*T*d)\n", flops_per_token);
-    std::printf("  tokens/s (median of %d) %.0f   [min %.0f, max %.0f]\n", a->repeats, median(tps),
-                *std::min_element(tps.begin(), tps.end()), *std::max_element(tps.begin(), tps.end()));
-    std::printf("  matmul peak GFLOP/s     %.1f (1024^3 fp32 GEMM, best of 3, median over repeats)\n", median(peaks));
-    std::printf("  achieved GFLOP/s        %.1f\n", median(tps) * flops_per_token / 1e9);
-    std::printf("  MFU (median)            %.1f%%\n", 100.0 * median(mfu));
+    if (a->dense_baseline) {
+      Config c = cfg;
+      c.model.attention = c.model.ffn = "dense";
+      c.execution.form = "automatic";
+      cases.push_back({"dense, automatic", c});
+    }
+    TrainBenchOptions o;
+    o.steps = a->steps;
+    o.repeats = a->repeats;
+    const auto results = run_train_bench(cases, o);
+    // The peaks after the runs, on the same threads: OpenBLAS's GEMM (what the reference form's products
+    // run on), the packed kernel's, and the FMA units'.
+    const MatmulPeak blas = measure_matmul_peak(1024, 3, 0.2), packed = measure_packed_matmul_peak(1024, 3, 0.2);
     const FmaPeak fma = measure_fma_peak(threads);
-    std::printf("  FMA peak GFLOP/s        AVX2 %.1f, AVX-512 %.1f (independent multiply-adds, all threads; 0: no such ISA)\n",
-                fma.avx2_gflops, fma.avx512_gflops);
-    if (fma.avx512_gflops > 0)
-      std::printf("  MFU vs AVX-512 FMA peak %.1f%%\n", 100.0 * median(tps) * flops_per_token / (fma.avx512_gflops * 1e9));
-    const double peak = peak_rss_mib();
-    std::printf("  peak RSS                %.0f MiB (%.0f MiB before the first step; growth %.1f MiB per 1k tokens of batch,\n"
-                "                          activations + gradients + optimiser state)\n",
-                peak, rss_before, (peak - rss_before) / (tokens_per_step / 1000.0));
+    const bool avx512 = active_isa() == Isa::avx512;
+    const double fma_peak = avx512 ? fma.avx512_gflops : fma.avx2_gflops;
+    Transformer shape(cfg.model);
+    std::printf("bench train: %s  threads %d%s  batch %d x seq %d  params %lld non-embedding\n", cfg.run.name.c_str(), threads,
+                pinned_note(), t.batch_size, t.seq_len, static_cast<long long>(count_parameters(shape).total));
+    std::printf("  CPU %s; packed kernels %s; OpenBLAS core %s\n", cpu_model_name().c_str(), isa_name(active_isa()),
+                blas_core_name().c_str());
+    std::printf("  peaks (GFLOP/s, all threads): OpenBLAS 1024^3 GEMM %.1f, packed 1024^3 product %.1f, FMA %s %.1f\n\n",
+                blas.gflops, packed.gflops, avx512 ? "AVX-512" : "AVX2", fma_peak);
+    std::printf("| case | tokens/s median [min, max] of %d | vs %s | model GFLOP/s | of FMA peak | of packed GEMM | of OpenBLAS GEMM | memory MiB |\n",
+                a->repeats, results.front().label.c_str());
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    const double first = median(results.front().tokens_per_s);
+    double best = 0;
+    for (const auto& r : results) {
+      const double tps = median(r.tokens_per_s), gflops = tps * r.flops_per_token / 1e9;
+      best = std::max(best, tps);
+      std::printf("| %s | %.0f [%.0f, %.0f] | %.2fx | %.1f | %.1f%% | %.1f%% | %.1f%% | %.0f |\n", r.label.c_str(), tps,
+                  *std::min_element(r.tokens_per_s.begin(), r.tokens_per_s.end()),
+                  *std::max_element(r.tokens_per_s.begin(), r.tokens_per_s.end()), tps / first, gflops, 100 * gflops / fma_peak,
+                  100 * gflops / packed.gflops, 100 * gflops / blas.gflops);
+    }
+    std::printf("\n  model FLOPs/token: 6N + 12 L T d (train_flops.h); memory: resident growth while the case was built and\n"
+                "  warmed up (its model, gradients, optimiser state, packings and the allocator's cached activations)\n");
     if (!a->python.empty()) {
-      const double py = python_tokens_per_second(a->python, cfg, threads, a->steps, a->repeats);
-      std::printf("  Python PyTorch tokens/s %.0f (scripts/bench_train_pytorch.py, same shapes and protocol)\n", py);
-      std::printf("  moxlab / PyTorch        %.2fx\n", median(tps) / py);
+      // The peer under the environment's BLAS setting, then with OpenBLAS's AVX-512 kernels where the CPU has them.
+      std::vector<std::pair<std::string, std::string>> peers = {{"environment's BLAS setting", ""}};
+      if (cpu_supports(Isa::avx512)) peers.push_back({"OPENBLAS_CORETYPE=SkylakeX", "OPENBLAS_CORETYPE=SkylakeX "});
+      for (const auto& [what, env] : peers) {
+        const double py = python_tokens_per_second(env + a->python, cfg, threads, a->steps, a->repeats);
+        std::printf("  Python PyTorch eager, %s: %.0f tokens/s; moxlab's best case / it: %.2fx\n", what.c_str(), py, best / py);
+      }
     }
   });
 

@@ -94,3 +94,27 @@ TEST_CASE("The op profile counts each op by name and shapes, self time within to
   const auto table = moxlab::format_op_profile(ops, 2);
   CHECK(table.find("| (all ") != std::string::npos);
 }
+
+TEST_CASE("bench train times the execution forms side by side with the dense baseline", "[e2e][bench]") {
+  const std::string dir = scratch_dir("bench_train");
+  write_micro_config(dir, 10);
+  const std::string mohd =
+      " --set model.attention=mohd --set mohd.attn.sub_dims=4 --set mohd.attn.active=2 --set mohd.attn.shared=1"
+      " --set model.ffn=mohd --set mohd.ffn.sub_dims=4 --set mohd.ffn.active=2 --set mohd.ffn.shared=1";
+  auto r = run_cli("bench train --config micro.toml --set model.dim=48 --steps 1 --repeats 1 --vocab 64 --dense-baseline" + mohd, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // MoHD's three forms, then the dense model of the same shape; the first is the ratios' baseline.
+  for (const char* row : {"| reference | ", "| automatic | ", "| sparse | ", "| dense, automatic | "})
+    CHECK(r.out.find(row) != std::string::npos);
+  CHECK(r.out.find("| vs reference |") != std::string::npos);
+  CHECK(r.out.find("OpenBLAS core ") != std::string::npos);
+  CHECK(r.out.find("packed kernels ") != std::string::npos);
+  auto dense = run_cli("bench train --config micro.toml --steps 1 --repeats 1 --vocab 64 --forms automatic", dir);
+  REQUIRE(dense.exit_code == 0);
+  CHECK(dense.out.find("| automatic | ") != std::string::npos);
+  CHECK(dense.out.find("| reference | ") == std::string::npos);
+  auto bad = run_cli("bench train --config micro.toml --steps 1 --repeats 1 --vocab 64 --forms fast", dir);
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("--forms") != std::string::npos);
+}

@@ -88,7 +88,7 @@ TEST_CASE("packed linear: the custom backward against central finite differences
   CHECK(checked > 50);
 }
 
-TEST_CASE("packed products: packings follow in-place updates; frozen weights and inputs get no gradient", "[engine]") {
+TEST_CASE("packed products: packings follow in-place updates, frozen weights and inputs get no gradient", "[engine]") {
   torch::manual_seed(6);
   const auto form = engine::packed_products();
   auto w = torch::randn({24, 16}).requires_grad_();

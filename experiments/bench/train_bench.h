@@ -1,0 +1,40 @@
+// `moxlab bench train`: training tokens/s of one model shape in several execution forms side by side, in
+// one process: each case its own model (same initial weights), optimiser and training forms
+// (core/engine/training_forms.h: what the trainer runs), the cases' timed runs interleaved within each
+// repeat (rotating which goes first), so a phase of the machine weighs on all alike. A step is the
+// trainer's: forward with the auxiliary losses, backward, gradient clipping, AdamW. Batches are random
+// token ids of the configured shape (throughput does not depend on the text).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+
+namespace moxlab {
+
+struct TrainBenchCase {
+  std::string label;  // "reference", "automatic", "dense (automatic)"
+  Config cfg;         // the model and execution.form it runs
+};
+
+struct TrainBenchOptions {
+  int steps = 10, repeats = 3, warmup = 3;
+};
+
+struct TrainBenchResult {
+  std::string label;
+  std::vector<double> tokens_per_s;  // one per repeat
+  double flops_per_token = 0;        // train_flops_per_token of the case's model
+  double rss_growth_mib = 0;         // resident memory its model, state and first steps added (MiB)
+};
+
+std::vector<TrainBenchResult> run_train_bench(const std::vector<TrainBenchCase>& cases, const TrainBenchOptions& o);
+
+// The forms `bench train` compares for a model: reference and automatic, and sparse where a kind has a
+// sparse training form that automatic does not always take (MoHD, MoH).
+std::vector<std::string> default_train_forms(const ModelOptions& m);
+
+// Resident memory now, MiB (/proc/self/statm).
+double resident_mib();
+
+}  // namespace moxlab
