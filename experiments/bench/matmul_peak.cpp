@@ -1,7 +1,10 @@
 #include "experiments/bench/matmul_peak.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -9,35 +12,13 @@
 #include "experiments/bench/timing.h"
 #include "kernels/fused/packed_matmul.h"
 
-#include <dlfcn.h>
-
 namespace moxlab {
 
-MatmulPeak measure_matmul_peak(int size, int repeats, double min_seconds_per_repeat) {
-  torch::NoGradGuard ng;
-  auto a = torch::randn({size, size});
-  auto b = torch::randn({size, size});
-  auto c = torch::mm(a, b);  // warm-up: BLAS thread pool and caches
-  const double flop = 2.0 * size * size * static_cast<double>(size);
-  std::vector<double> rates;
-  for (int r = 0; r < repeats; ++r)
-    rates.push_back(flop / seconds_per_call([&] { torch::mm_out(c, a, b); }, min_seconds_per_repeat) / 1e9);
-  MatmulPeak p;
-  p.gflops = *std::max_element(rates.begin(), rates.end());
-  p.median_gflops = median(rates);
-  p.size = size;
-  p.repeats = repeats;
-  return p;
-}
+namespace {
 
-MatmulPeak measure_packed_matmul_peak(int size, int repeats, double min_seconds_per_repeat) {
-  torch::NoGradGuard ng;
-  const auto a = torch::randn({size, size});
-  const auto packed = pack_weight(torch::randn({size, size}));
-  const PackedWeight w = packed_weight(packed, size);
-  auto c = torch::empty({size, size});
-  const auto run = [&] { parallel_packed_matmul(row_map(a), size, w, row_map(c)); };
-  run();
+// The best and median GFLOP/s of `repeats` timed runs of an n^3 product.
+MatmulPeak peak_of(const std::function<void()>& run, int size, int repeats, double min_seconds_per_repeat) {
+  run();  // warm-up: thread pool and caches
   const double flop = 2.0 * size * size * static_cast<double>(size);
   std::vector<double> rates;
   for (int r = 0; r < repeats; ++r) rates.push_back(flop / seconds_per_call(run, min_seconds_per_repeat) / 1e9);
@@ -47,6 +28,24 @@ MatmulPeak measure_packed_matmul_peak(int size, int repeats, double min_seconds_
   p.size = size;
   p.repeats = repeats;
   return p;
+}
+
+}  // namespace
+
+MatmulPeak measure_matmul_peak(int size, int repeats, double min_seconds_per_repeat) {
+  torch::NoGradGuard ng;
+  const auto a = torch::randn({size, size}), b = torch::randn({size, size});
+  auto c = torch::empty({size, size});
+  return peak_of([&] { torch::mm_out(c, a, b); }, size, repeats, min_seconds_per_repeat);
+}
+
+MatmulPeak measure_packed_matmul_peak(int size, int repeats, double min_seconds_per_repeat) {
+  torch::NoGradGuard ng;
+  const auto a = torch::randn({size, size});
+  const auto packed = pack_weight(torch::randn({size, size}));
+  const PackedWeight w = packed_weight(packed, size);
+  auto c = torch::empty({size, size});
+  return peak_of([&] { parallel_packed_matmul(row_map(a), size, w, row_map(c)); }, size, repeats, min_seconds_per_repeat);
 }
 
 std::string blas_core_name() {

@@ -71,7 +71,9 @@ void transpose(const float* a, std::int64_t n, float* out) {
         for (std::int64_t j = j0; j < std::min(n, j0 + kBlock); ++j) out[j * n + i] = a[i * n + j];
 }
 
-// softmax(scale s[0 .. keys)) in place, zeros from there up to width.
+// softmax(scale s[0 .. keys)) in place, zeros from there up to width. Unlike the inference kernel's rows
+// (attention.cpp), these are rows of the kept [T, T] probabilities with nothing past width, so the tail
+// goes one value at a time rather than as a whole vector.
 template <class F>
 MOXLAB_INLINE void softmax_row(float* s, std::int64_t keys, std::int64_t width, float scale) {
   constexpr int W = kLanes<F>;
