@@ -4,6 +4,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "core/engine/block_sparse_training.h"
 #include "core/engine/ops.h"
 #include "kernels/fused/attention.h"
 #include "kernels/fused/packed_matmul.h"
@@ -11,6 +12,24 @@
 #include "kernels/sparse/sub_dim_topk.h"
 
 namespace moxlab::engine {
+
+namespace {
+
+// The torch-op forms of the two sides (autograd, or what the packed inference forms do not take): on the
+// packed kernels where those take the layer (core/engine/block_sparse_training.h), else LibTorch's.
+torch::Tensor input_side(const torch::Tensor& x, const torch::Tensor& w, const BlockSelection& s, const torch::Tensor& bias = {}) {
+  return x.is_cpu() && x.scalar_type() == torch::kFloat && block_sparse_training_applies(s, w, x.size(1))
+             ? block_sparse_input_training(x, w, s, bias)
+             : block_sparse_input_linear_from_tokens(x, w, s, bias);
+}
+
+torch::Tensor output_side(const torch::Tensor& h, const torch::Tensor& w, const BlockSelection& s, const torch::Tensor& scale) {
+  return h.is_cpu() && h.scalar_type() == torch::kFloat && block_sparse_training_applies(s, w, w.size(0))
+             ? block_sparse_output_training(h, w, s, scale)
+             : block_sparse_output_linear(h, w, s, scale);
+}
+
+}  // namespace
 
 MohdSparse mohd_sparse(const SubDimRouting& r, const MohdOptions& o) {
   MohdSparse s;
@@ -64,7 +83,7 @@ torch::Tensor MohdSparseOutput::forward(const torch::Tensor& h, const torch::Ten
     const auto mix = fold ? mix_.get({monarch->b2}, [&] { return monarch_mix_weights(monarch->b2); }) : torch::Tensor();
     return block_sparse_output_to_tokens(h, packed, wf.size(0), sel, s.scale, mix);
   }
-  const auto y = block_sparse_output_linear(h, wf, sel, s.scale);
+  const auto y = output_side(h, wf, sel, s.scale);
   return sel.from_rows(!monarch ? y : fold ? monarch_second_factor(*monarch, y) : engine::monarch(*monarch, y));
 }
 
@@ -88,7 +107,7 @@ torch::Tensor MohdSparseAttention::forward(const torch::Tensor& x, const MohdSpa
       rows.grouped && packed_applies(x2)
           ? block_sparse_input_packed(x2, packed_weight(packed_.get(qkv_weights, [&] { return pack_weight(torch::cat(qkv_weights)); }), nq + 2 * nkv),
                                       rows, bqkv)
-          : block_sparse_input_linear_from_tokens(x2, fused_.get(qkv_weights, [&] { return torch::cat(qkv_weights); }), rows, bqkv);
+          : input_side(x2, fused_.get(qkv_weights, [&] { return torch::cat(qkv_weights); }), rows, bqkv);
   if (rows.grouped && !step.cache && !torch::GradMode::is_enabled()) {
     // The rows stay in routed-block order from Q/K/V to W_O: RoPE at each row's own position, attention
     // reading and writing through the token -> row map (no un-permutation and re-permutation around it).
@@ -117,8 +136,9 @@ torch::Tensor MohdSparseFeedForward::forward(const torch::Tensor& x, const MohdS
     act = block_sparse_input_packed(x2, packed_weight(packed, hidden, true), s.selection);
   } else {
     const auto w13 = fused_.get({w.w1->weight, w.w3->weight}, [&] { return torch::cat({w.w1->weight, w.w3->weight}); });
-    const auto gate_up = block_sparse_input_linear_from_tokens(x2, w13, s.selection);
-    act = swiglu_activation(gate_up.narrow(1, 0, hidden), gate_up.narrow(1, hidden, hidden));
+    const auto gate_up = input_side(x2, w13, s.selection);
+    const auto gate_and_up = gate_up.split(hidden, 1);  // split: its backward is one concatenation, not two zero-filled copies
+    act = swiglu_activation(gate_and_up[0], gate_and_up[1]);
   }
   return out_.forward(act, w.w2->weight, s).view(x.sizes());
 }

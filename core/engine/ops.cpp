@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/engine/monarch_mix_training.h"
 #include "core/model/attention.h"
 #include "core/model/rmsnorm.h"
 #include "kernels/fused/attention.h"
@@ -52,6 +53,7 @@ torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up) {
 torch::Tensor monarch_second_factor(MonarchImpl& m, const torch::Tensor& x) {
   if (!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat && m.b2.scalar_type() == torch::kFloat)
     return monarch_column_mix(x.reshape({-1, x.size(-1)}), m.b2).view(x.sizes());
+  if (torch::GradMode::is_enabled() && monarch_mix_training_applies(x, m.b2)) return monarch_mix_training(x, m.b2);
   return m.second_factor(x);
 }
 

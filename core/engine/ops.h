@@ -24,8 +24,8 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
                         const torch::Tensor& gates = {}, const torch::Tensor& dim_scales = {});
 // SiLU(gate) ⊙ up, written over `gate` (it is consumed).
 torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up);
-// Monarch's second factor P^T B2 P (core/model/mohd/monarch.h) in one pass without grid copies, and the
-// whole fusion M x = second_factor(B1 x).
+// Monarch's second factor P^T B2 P (core/model/mohd/monarch.h) in one pass without grid copies (with
+// autograd: core/engine/monarch_mix_training.h), and the whole fusion M x = second_factor(B1 x).
 torch::Tensor monarch_second_factor(MonarchImpl& m, const torch::Tensor& x);
 torch::Tensor monarch(MonarchImpl& m, const torch::Tensor& x);
 

@@ -53,6 +53,17 @@ torch::Tensor product(const torch::Tensor& x, const torch::Tensor& packed, std::
   return y;
 }
 
+// dW = dY^T X [n, k], a product over the rows M: one operand's columns become the kernel's rows (a
+// transposed copy), the other's are packed as a weight's rows (pack_transposed, a streaming pass). The
+// transposed copy walks memory across rows and is the slower of the two, so it takes the narrower of dY
+// and X (the output head's dY is vocab wide: transposing it took as long as its products); taking X's
+// side yields dW^T, transposed back (n x k, no wider than either operand).
+torch::Tensor weight_gradient(const torch::Tensor& dy, const torch::Tensor& x) {
+  const auto n = dy.size(1), k = x.size(1);
+  if (n <= k) return product(dy.t().contiguous(), pack_transposed(x), k);
+  return product(x.t().contiguous(), pack_transposed(dy), n).t().contiguous();
+}
+
 struct PackedLinearFunction : torch::autograd::Function<PackedLinearFunction> {
   // packs: W packed, and W^T packed when x needs a gradient. (Optional and non-tensor arguments are not
   // autograd inputs, so the bias is one only when given, the packings never.)
@@ -78,8 +89,7 @@ struct PackedLinearFunction : torch::autograd::Function<PackedLinearFunction> {
     const auto dy = grads[0].reshape({-1, n}).contiguous();
     torch::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) dx = product(dy, packed_t, k).view(x_shape);  // dX = dY W
-    // dW = dY^T X: dY's columns as rows, against X's columns packed as a weight's rows.
-    if (ctx->needs_input_grad(1)) dw = product(dy.t().contiguous(), pack_transposed(x2), k);
+    if (ctx->needs_input_grad(1)) dw = weight_gradient(dy, x2);
     if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
     return {dx, dw, db, torch::Tensor()};
   }

@@ -63,6 +63,33 @@ void Trainer::save(std::int64_t step) {
   save_checkpoint(checkpoint_path_, objective_.module(), optimizer_.get(), meta);
 }
 
+StepOutcome Trainer::update() {
+  const auto& t = cfg_.train;
+  StepOutcome out;
+  out.lr = lr_at(static_cast<int>(step_), t.lr, t.warmup_steps, t.max_steps, t.min_lr_ratio);
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(out.lr);
+  optimizer_->zero_grad();
+  for (int micro = 0; micro < t.grad_accum; ++micro) {
+    Analysis an;
+    auto loss = objective_.micro_loss(step_, micro, an);
+    auto total = loss;
+    if (auto aux = an.total_aux_loss(); aux.defined()) {
+      total = total + aux;
+      out.aux += aux.item<double>() / t.grad_accum;
+    }
+    for (const auto& [name, value] : an.aux_losses) out.terms["aux/" + name] += value.item<double>() / t.grad_accum;
+    for (const auto& [name, value] : an.stats) out.terms[name] += value / t.grad_accum;
+    (total / t.grad_accum).backward();
+    out.loss += loss.item<double>() / t.grad_accum;
+  }
+  out.grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(),
+                                                    t.grad_clip > 0 ? t.grad_clip : std::numeric_limits<double>::infinity());
+  optimizer_->step();
+  ++step_;
+  tokens_seen_ += objective_.units_per_micro() * t.grad_accum;
+  return out;
+}
+
 TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* stop) {
   const auto& t = cfg_.train;
   using clock = std::chrono::steady_clock;
@@ -84,32 +111,8 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       result.interrupted = true;
       break;
     }
-    const double lr = lr_at(static_cast<int>(step_), t.lr, t.warmup_steps, t.max_steps, t.min_lr_ratio);
-    for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
-    optimizer_->zero_grad();
-    double loss_sum = 0, aux_sum = 0;
-    std::map<std::string, double> term_sums;  // each auxiliary loss and pass statistic, summed over micro-batches
-    for (int micro = 0; micro < t.grad_accum; ++micro) {
-      Analysis an;
-      auto loss = objective_.micro_loss(step_, micro, an);
-      auto total = loss;
-      if (auto aux = an.total_aux_loss(); aux.defined()) {
-        total = total + aux;
-        aux_sum += aux.item<double>();
-      }
-      for (const auto& [name, value] : an.aux_losses) term_sums["aux/" + name] += value.item<double>();
-      for (const auto& [name, value] : an.stats) term_sums[name] += value;
-      (total / t.grad_accum).backward();
-      loss_sum += loss.item<double>();
-    }
-    double grad_norm;
-    if (t.grad_clip > 0) grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(), t.grad_clip);
-    else grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(), std::numeric_limits<double>::infinity());
-    optimizer_->step();
-    ++step_;
-    tokens_seen_ += tokens_per_step;
-
-    const double loss = loss_sum / t.grad_accum;
+    const StepOutcome u = update();
+    const double loss = u.loss, lr = u.lr;
     require(std::isfinite(loss), "training diverged: loss is " + std::to_string(loss) + " at step " + std::to_string(step_));
     const auto now = clock::now();
     const double dt = std::chrono::duration<double>(now - t_last).count();
@@ -129,10 +132,10 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       cb.on_step(r);
     }
     if (cb.on_metrics && (step_ % t.log_every == 0 || step_ == t.max_steps)) {
-      Metrics m{{"train/loss", loss}, {"train/lr", lr}, {"train/grad_norm", grad_norm},
+      Metrics m{{"train/loss", loss}, {"train/lr", lr}, {"train/grad_norm", u.grad_norm},
                 {"train/tokens", static_cast<double>(tokens_seen_)}, {"train/tokens_per_s", smoothed_tps}};
-      if (aux_sum != 0) m.emplace_back("train/aux_loss", aux_sum / t.grad_accum);
-      for (const auto& [name, sum] : term_sums) m.emplace_back("train/" + name, sum / t.grad_accum);
+      if (u.aux != 0) m.emplace_back("train/aux_loss", u.aux);
+      for (const auto& [name, mean] : u.terms) m.emplace_back("train/" + name, mean);
       cb.on_metrics(step_, m);
     }
     const bool last = step_ == t.max_steps;

@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,6 +47,15 @@ struct TrainResult {
   double seconds = 0.0;
 };
 
+// One optimiser step's outcome (means over its micro-batches).
+struct StepOutcome {
+  double loss = 0.0;       // main loss
+  double aux = 0.0;        // summed auxiliary losses
+  double grad_norm = 0.0;  // global norm before clipping
+  double lr = 0.0;
+  std::map<std::string, double> terms;  // each auxiliary loss ("aux/...") and pass statistic
+};
+
 class Trainer {
  public:
   // checkpoint_path: where checkpoints go. The objective outlives the trainer.
@@ -58,6 +68,10 @@ class Trainer {
   TrainResult run(const TrainerCallbacks& cb, const std::atomic<bool>* stop = nullptr);
 
   Metrics validate() { return objective_.validate(); }
+
+  // One optimiser step (schedule, micro-batches with their auxiliary losses, clipping, AdamW) without
+  // validation, logging or checkpoints: what run() repeats, and what `bench train` times.
+  StepOutcome update();
 
   std::int64_t step() const { return step_; }
   torch::optim::AdamW& optimizer() { return *optimizer_; }

@@ -8,41 +8,41 @@
 
 #include <torch/torch.h>
 
-#include "core/engine/training_forms.h"
+#include "core/data/shards/token_source.h"
 #include "core/model/transformer.h"
+#include "core/train/lm_objective.h"
+#include "core/train/trainer.h"
+#include "experiments/bench/op_profile.h"
 #include "experiments/bench/train_flops.h"
 
 namespace moxlab {
 
 namespace {
 
-// One case's model, optimiser, forms and batch.
+// Random token ids, enough for the sampler's windows (throughput does not depend on the text).
+std::shared_ptr<const TokenSource> random_tokens(const Config& c) {
+  auto src = std::make_shared<VectorTokenSource>();
+  const auto n = std::max<std::int64_t>(1 << 16, 4 * static_cast<std::int64_t>(c.train.batch_size) * (c.train.seq_len + 1));
+  const auto ids = torch::randint(c.model.vocab_size, {n}, torch::kInt);
+  src->add("random", std::vector<std::int32_t>(ids.data_ptr<std::int32_t>(), ids.data_ptr<std::int32_t>() + n));
+  return src;
+}
+
+// One case: its model, the trainer's objective (distillation teacher, frozen weights and all) and the
+// trainer, whose optimiser step is what is timed.
 struct TrainCase {
-  explicit TrainCase(const Config& c)
-      : cfg(c),
-        model(c.model),
-        forms(training_forms(model.blocks, c.model, form_from_name(c.execution.form))),
-        x(torch::randint(c.model.vocab_size, {c.train.batch_size, c.train.seq_len}, torch::kLong)),
-        y(torch::randint(c.model.vocab_size, {c.train.batch_size, c.train.seq_len}, torch::kLong)) {
-    model.init_weights(1);
-    model.train();
-    opt = std::make_unique<torch::optim::AdamW>(model.parameters(),
-                                                torch::optim::AdamWOptions(c.train.lr).weight_decay(c.train.weight_decay));
+  explicit TrainCase(const Config& c) : cfg(c), model(std::make_shared<Transformer>(c.model)), tokens(random_tokens(c)) {
+    model->init_weights(1);
+    objective = std::make_unique<LmObjective>(c, model, tokens, tokens);
+    trainer = std::make_unique<Trainer>(c, *objective, std::string(), CheckpointMeta{});
+    model->train();
   }
-  void step() {
-    opt->zero_grad();
-    Analysis an;
-    auto loss = Transformer::lm_loss(model.forward(x, an, forms.pass()), y);
-    if (auto aux = an.total_aux_loss(); aux.defined()) loss = loss + aux;
-    loss.backward();
-    torch::nn::utils::clip_grad_norm_(model.parameters(), cfg.train.grad_clip > 0 ? cfg.train.grad_clip : 1e9);
-    opt->step();
-  }
+  void step() { trainer->update(); }
   Config cfg;
-  Transformer model;
-  TrainingForms forms;
-  std::unique_ptr<torch::optim::AdamW> opt;
-  torch::Tensor x, y;
+  std::shared_ptr<Transformer> model;
+  std::shared_ptr<const TokenSource> tokens;
+  std::unique_ptr<LmObjective> objective;
+  std::unique_ptr<Trainer> trainer;
 };
 
 }  // namespace
@@ -69,7 +69,7 @@ std::vector<TrainBenchResult> run_train_bench(const std::vector<TrainBenchCase>&
     for (int i = 0; i < o.warmup; ++i) runs.back()->step();  // allocator, thread pools, packings
     TrainBenchResult r;
     r.label = c.label;
-    r.flops_per_token = train_flops_per_token(runs.back()->model, c.cfg.train.seq_len);
+    r.flops_per_token = train_flops_per_token(*runs.back()->model, c.cfg.train.seq_len);
     r.rss_growth_mib = resident_mib() - before;
     out.push_back(r);
   }
@@ -81,8 +81,10 @@ std::vector<TrainBenchResult> run_train_bench(const std::vector<TrainBenchCase>&
       const auto t0 = std::chrono::steady_clock::now();
       for (int s = 0; s < o.steps; ++s) run.step();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      out[i].tokens_per_s.push_back(static_cast<double>(run.cfg.train.batch_size) * run.cfg.train.seq_len * o.steps / seconds);
+      out[i].tokens_per_s.push_back(static_cast<double>(run.objective->units_per_micro()) * run.cfg.train.grad_accum * o.steps / seconds);
     }
+  if (o.profile_top > 0)
+    for (std::size_t i = 0; i < n; ++i) out[i].profile = format_op_profile(profile_ops([&] { runs[i]->step(); }, 2), o.profile_top);
   return out;
 }
 

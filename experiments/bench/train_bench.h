@@ -1,9 +1,10 @@
 // `moxlab bench train`: training tokens/s of one model shape in several execution forms side by side, in
 // one process: each case its own model (same initial weights), optimiser and training forms
-// (core/engine/training_forms.h: what the trainer runs), the cases' timed runs interleaved within each
-// repeat (rotating which goes first), so a phase of the machine weighs on all alike. A step is the
-// trainer's: forward with the auxiliary losses, backward, gradient clipping, AdamW. Batches are random
-// token ids of the configured shape (throughput does not depend on the text).
+// (core/engine/training_forms.h), the cases' timed runs interleaved within each repeat (rotating which
+// goes first), so a phase of the machine weighs on all alike. A step is the trainer's own
+// (Trainer::update: the objective's loss, a distillation teacher's pass where train.loss = distill, the
+// auxiliary losses, backward, clipping, AdamW over what train.trainable trains). Batches are random token
+// ids of the configured shape (throughput does not depend on the text); train.init_from is not loaded.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct TrainBenchCase {
 
 struct TrainBenchOptions {
   int steps = 10, repeats = 3, warmup = 3;
+  int profile_top = 0;  // > 0: each case's costliest ops over two more steps (experiments/bench/op_profile.h)
 };
 
 struct TrainBenchResult {
@@ -26,6 +28,7 @@ struct TrainBenchResult {
   std::vector<double> tokens_per_s;  // one per repeat
   double flops_per_token = 0;        // train_flops_per_token of the case's model
   double rss_growth_mib = 0;         // resident memory its model, state and first steps added (MiB)
+  std::string profile;               // the op table, with TrainBenchOptions::profile_top
 };
 
 std::vector<TrainBenchResult> run_train_bench(const std::vector<TrainBenchCase>& cases, const TrainBenchOptions& o);

@@ -1,4 +1,4 @@
-// `moxlab bench train --config FILE.toml [--steps N] [--repeats R] [--forms a,b] [--dense-baseline] [--python PY]`
+// `moxlab bench train --config FILE.toml [--steps N] [--repeats R] [--forms a,b] [--dense-baseline] [--profile N] [--python PY]`
 // `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F] [--paired S]`
 // `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
 // `moxlab bench matmul --config FILE.toml [--rows 1,64,128,512] [--repeats R]`
@@ -37,7 +37,7 @@ const char* pinned_note() { return threads_pinned() ? " (workers pinned)" : " (n
 struct BenchArgs {
   std::string config, python;
   std::vector<std::string> sets, forms;
-  int steps = 10, repeats = 3, vocab = 4096;
+  int steps = 10, repeats = 3, vocab = 4096, profile_top = 0;
   bool dense_baseline = false;
 };
 
@@ -103,6 +103,8 @@ void register_bench(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"reference", "automatic", "sparse"}));
   train->add_flag("--dense-baseline", a->dense_baseline, "also time the dense model of the same shape (automatic form)");
+  train->add_option("--profile", a->profile_top, "also list each case's N costliest ops in a training step (LibTorch profiler)")
+      ->check(integer_in(1, 1000));
   train->callback([a]() {
     Config cfg = load_config(a->config, a->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = a->vocab;
@@ -123,6 +125,7 @@ void register_bench(CLI::App& app) {
     TrainBenchOptions o;
     o.steps = a->steps;
     o.repeats = a->repeats;
+    o.profile_top = a->profile_top;
     const auto results = run_train_bench(cases, o);
     // The peaks after the runs, on the same threads: OpenBLAS's GEMM (what the reference form's products
     // run on), the packed kernel's, and the FMA units'.
@@ -159,6 +162,8 @@ void register_bench(CLI::App& app) {
     std::printf("\n  model FLOPs/token: 6N + 12 L T d (train_flops.h); memory: resident growth while the case was built and\n"
                 "  warmed up (its model, gradients, optimiser state, packings and the activations the allocator keeps; a later\n"
                 "  case reuses what an earlier one freed, so only the first row is its case's whole footprint)\n");
+    for (const auto& r : results)
+      if (!r.profile.empty()) std::printf("\n%s: costliest ops per training step\n%s", r.label.c_str(), r.profile.c_str());
     if (!a->python.empty()) {
       // The peer under the environment's BLAS setting, then with OpenBLAS's AVX-512 kernels where the CPU has them.
       std::vector<std::pair<std::string, std::string>> peers = {{"environment's BLAS setting", ""}};

@@ -9,6 +9,7 @@
 #include <ATen/Parallel.h>
 
 #include "kernels/fused/packed_matmul.h"
+#include "kernels/sparse/block_sparse_products.h"
 #include "kernels/sparse/monarch_mix.h"
 #include "kernels/runtime/row_parallel.h"
 
@@ -146,28 +147,8 @@ torch::Tensor block_sparse_input_packed(const torch::Tensor& x, const PackedWeig
   auto out = torch::empty({M, w.n}, x.options());
   const RowMap tokens = row_map(xc), rows = row_map(out);
   if ((static_cast<std::int64_t>(s.groups.size()) * kLongRun <= M && M > kRowGrain) || s.blocks > 64) {
-    // Long runs: a product per run over its group's blocks, adjacent ones merged (an empty range list
-    // where a token uses no block at all: its product is the bias), reading the tokens' rows in place.
-    std::vector<ProductOptions> per_group(s.groups.size());
-    for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
-      auto& ranges = per_group[gi].ranges;
-      ranges.push_back({0, s.shared * b});
-      for (int i : s.groups[gi].blocks) {
-        if (ranges.back().begin + ranges.back().count == i * b)
-          ranges.back().count += b;
-        else
-          ranges.push_back({i * b, b});
-      }
-      if (bc.defined()) per_group[gi].bias = bc.data_ptr<float>();
-    }
-    parallel_row_ranges(M, kRowGrain, [&](std::int64_t a, std::int64_t e) {
-      for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
-        const auto& g = s.groups[gi];
-        const auto lo = std::max(a, g.start), hi = std::min(e, g.start + g.count);
-        if (hi <= lo) continue;
-        packed_matmul({tokens.data, tokens.stride, op + lo}, hi - lo, w, {rows.data + lo * rows.stride, rows.stride}, per_group[gi]);
-      }
-    });
+    // Long runs: a product per run over its group's blocks, reading the tokens' rows in place.
+    block_sparse_read_products({tokens.data, tokens.stride, op}, w, s, rows, bc.defined() ? bc.data_ptr<float>() : nullptr);
     return out;
   }
   // Short runs (many sets, MoHD 75%'s 84 leave ~6 rows a run and thread): per-run products would be

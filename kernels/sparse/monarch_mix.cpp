@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/fused/float_vectors.h"
@@ -74,7 +75,53 @@ MOXLAB_TARGET_AVX512 void mix_row_avx512(const MixInput* inputs, std::int64_t n_
   mix_row<f16>(inputs, n_inputs, bt, y, groups, r);
 }
 
+// Rows [0, n) of dy and x into acc [groups (k), groups (j), r (c)]: per row and (k, j) pair, r multiply-adds
+// along contiguous columns.
+template <class F>
+MOXLAB_INLINE void weight_grad_rows(const float* dy, const float* x, std::int64_t n, std::int64_t groups, std::int64_t r, float* acc) {
+  constexpr int L = kLanes<F>;
+  const std::int64_t width = groups * r;
+  for (std::int64_t m = 0; m < n; ++m, dy += width, x += width)
+    for (std::int64_t k = 0; k < groups; ++k)
+      for (std::int64_t j = 0; j < groups; ++j) {
+        float* a = acc + (k * groups + j) * r;
+        const float *d = dy + k * r, *v = x + j * r;
+        std::int64_t c = 0;
+        for (; c + L <= r; c += L) storev(a + c, loadv<F>(a + c) + loadv<F>(d + c) * loadv<F>(v + c));
+        for (; c < r; ++c) a[c] += d[c] * v[c];
+      }
+}
+
+using WeightGradFn = void (*)(const float*, const float*, std::int64_t, std::int64_t, std::int64_t, float*);
+void weight_grad_portable(const float* dy, const float* x, std::int64_t n, std::int64_t groups, std::int64_t r, float* acc) {
+  weight_grad_rows<f8>(dy, x, n, groups, r, acc);
+}
+MOXLAB_TARGET_AVX2 void weight_grad_avx2(const float* dy, const float* x, std::int64_t n, std::int64_t groups, std::int64_t r, float* acc) {
+  weight_grad_rows<f8>(dy, x, n, groups, r, acc);
+}
+MOXLAB_TARGET_AVX512 void weight_grad_avx512(const float* dy, const float* x, std::int64_t n, std::int64_t groups, std::int64_t r, float* acc) {
+  weight_grad_rows<f16>(dy, x, n, groups, r, acc);
+}
+
 }  // namespace
+
+torch::Tensor monarch_mix_weight_grad(const torch::Tensor& dy, const torch::Tensor& x, std::int64_t groups) {
+  TORCH_CHECK(dy.dim() == 2 && dy.sizes() == x.sizes() && groups > 0 && x.size(1) % groups == 0 && dy.scalar_type() == torch::kFloat &&
+                  x.scalar_type() == torch::kFloat,
+              "Monarch column mix weight gradient: dy and x must be float32 [n, groups * r] alike");
+  const std::int64_t n = x.size(0), r = x.size(1) / groups, size = groups * groups * r;
+  const auto dyc = dy.contiguous(), xc = x.contiguous();
+  const auto fn = isa_variant<WeightGradFn>(weight_grad_portable, weight_grad_avx2, r >= 16 ? weight_grad_avx512 : weight_grad_avx2);
+  const std::int64_t parts = std::max<std::int64_t>(1, std::min<std::int64_t>(at::get_num_threads(), n / 64));
+  auto acc = torch::zeros({parts, size}, x.options());
+  at::parallel_for(0, parts, 1, [&](std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) {
+      const std::int64_t m0 = n * p / parts, m1 = n * (p + 1) / parts;
+      fn(dyc.data_ptr<float>() + m0 * groups * r, xc.data_ptr<float>() + m0 * groups * r, m1 - m0, groups, r, acc[p].data_ptr<float>());
+    }
+  });
+  return acc.sum(0).view({groups, groups, r}).permute({2, 0, 1}).contiguous();  // [k, j, c] -> [c, k, j]
+}
 
 void monarch_mix_row(const MixInput* inputs, std::int64_t n_inputs, const float* bt, float* y, std::int64_t groups, std::int64_t r) {
   isa_variant<MixRowFn>(mix_row_portable, mix_row_avx2, r >= 16 ? mix_row_avx512 : mix_row_avx2)(inputs, n_inputs, bt, y, groups, r);

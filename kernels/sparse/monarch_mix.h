@@ -2,8 +2,9 @@
 // x [n, groups * r] is a [groups, r] grid per row; column c of the grid is mixed by its own groups x groups
 // block: y[n, k, c] = sum_j b2[c, k, j] x[n, j, c]. As a batched matmul this needs the grid transposed
 // and back (two copies of the activations) and 48 tiny GEMMs at MoHD's shapes; here each output row is
-// groups^2 vector multiply-adds along r, over contiguous memory. No autograd: Monarch uses it only when
-// no gradient is being recorded, and tests hold it equal to the batched-matmul form.
+// groups^2 vector multiply-adds along r, over contiguous memory. No autograd here: training's autograd
+// function (core/engine/monarch_mix_training.h) runs its backward on the same mix (dx: the transposed
+// blocks) and on monarch_mix_weight_grad (db2); tests hold both equal to the batched-matmul form.
 #pragma once
 #include <torch/torch.h>
 
@@ -11,6 +12,11 @@ namespace moxlab {
 
 // x [n, groups * r] float32, b2 [r, groups, groups] -> [n, groups * r].
 torch::Tensor monarch_column_mix(const torch::Tensor& x, const torch::Tensor& b2);
+
+// The column mix's weight gradient: dy, x [n, groups * r] -> db2 [r, groups, groups],
+// db2[c, k, j] = sum over rows m of dy[m, k, c] x[m, j, c] (the rows split across threads, each with its
+// own accumulators, summed at the end).
+torch::Tensor monarch_mix_weight_grad(const torch::Tensor& dy, const torch::Tensor& x, std::int64_t groups);
 
 // The column mix's weights laid out for monarch_mix_row: [groups (k), groups (j), r (c)], contiguous.
 torch::Tensor monarch_mix_weights(const torch::Tensor& b2);

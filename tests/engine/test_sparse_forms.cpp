@@ -354,12 +354,15 @@ TEST_CASE("Fused attention with gates skips unselected heads (exactly zero), sca
 TEST_CASE("Training through the sparse kernels gives the reference gradients (MoHD and MoH)", "[kernels]") {
   torch::manual_seed(8);
   const auto tokens = torch::randint(0, 50, {2, 12}, torch::kLong);
-  for (const std::string kind : {"mohd", "moh"}) {
+  // MoHD's packed block-sparse training products (core/engine/block_sparse_training.h) at d 48 (blocks of
+  // 6, each padded to a panel) and d 128 (blocks of 16: whole panels, adjacent blocks one product).
+  for (const std::string kind : {"mohd", "mohd_d128", "moh"}) {
     INFO(kind);
     ModelOptions o = small_options();
-    if (kind == "mohd") {
+    if (kind != "moh") {
       o.attention = o.ffn = "mohd";
       o.mohd_attn = o.mohd_ffn = mohd(8, 4, 2, 8);
+      if (kind == "mohd_d128") o.dim = 128, o.ffn_hidden = 256;
     } else {
       o.attention = "moh";
       o.moh.shared = 1;

@@ -6,6 +6,7 @@
 
 #include "core/engine/training_attention.h"
 #include "core/model/attention.h"
+#include "tests/engine/finite_differences.h"
 #include "tests/kernels/isa_cross_check.h"
 
 using namespace moxlab;
@@ -58,29 +59,10 @@ TEST_CASE("training attention: forward and gradients equal float64 torch attenti
 TEST_CASE("training attention: the custom backward against central finite differences", "[engine]") {
   torch::manual_seed(21);
   const auto q = torch::randn({1, 2, 9, 8}), k = torch::randn({1, 1, 9, 8}), v = torch::randn({1, 1, 9, 8}), r = torch::randn({1, 2, 9, 8});
-  const auto loss = [&](const torch::Tensor& qq, const torch::Tensor& kk, const torch::Tensor& vv) {
-    return (torch::tanh(engine::training_attention(qq, kk, vv, true, 0.0)) * r).sum();
+  const auto loss = [&](const std::vector<torch::Tensor>& in) {
+    return (torch::tanh(engine::training_attention(in[0], in[1], in[2], true, 0.0)) * r).sum();
   };
-  auto qg = q.clone().requires_grad_(), kg = k.clone().requires_grad_(), vg = v.clone().requires_grad_();
-  loss(qg, kg, vg).backward();
-  const double eps = 1e-2;
-  torch::NoGradGuard ng;
-  int checked = 0;
-  for (int which = 0; which < 3; ++which) {
-    const torch::Tensor& p = which == 0 ? q : which == 1 ? k : v;
-    const torch::Tensor& g = which == 0 ? qg.grad() : which == 1 ? kg.grad() : vg.grad();
-    for (std::int64_t i = 0; i < p.numel(); i += 5) {
-      auto plus = p.clone(), minus = p.clone();
-      plus.view(-1)[i] += eps;
-      minus.view(-1)[i] -= eps;
-      const auto f = [&](const torch::Tensor& x) { return loss(which == 0 ? x : q, which == 1 ? x : k, which == 2 ? x : v).item<double>(); };
-      const double fd = (f(plus) - f(minus)) / (2 * eps);
-      INFO("tensor " << which << ", element " << i);
-      CHECK(g.view(-1)[i].item<double>() == Approx(fd).margin(3e-3).epsilon(3e-3));
-      ++checked;
-    }
-  }
-  CHECK(checked > 50);
+  CHECK(moxlab::test::check_finite_differences(loss, {q, k, v}, 5, 1e-2, 3e-3) > 50);
 }
 
 TEST_CASE("training attention: operands the kernels do not take are left to the torch form", "[engine]") {
