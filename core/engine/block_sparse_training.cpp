@@ -22,6 +22,14 @@ const HeldSelection& held(AutogradContext* ctx) {
   return *static_cast<const HeldSelection*>(ctx->saved_data["selection"].toCapsule().get());
 }
 
+// What both backwards need: the input (contiguous) where the weight needs a gradient, the weight where the
+// input needs one, and the selection.
+void keep_for_backward(AutogradContext* ctx, const torch::Tensor& input, const torch::Tensor& input_rows, const torch::Tensor& w,
+                       const c10::intrusive_ptr<HeldSelection>& sel) {
+  ctx->save_for_backward({w.requires_grad() ? input_rows : torch::Tensor(), input.requires_grad() ? w : torch::Tensor()});
+  ctx->saved_data["selection"] = c10::IValue::make_capsule(sel);
+}
+
 // A feature-major copy of rows: t [M, f] -> [f, M] (the weight gradient's A).
 torch::Tensor features_by_row(const torch::Tensor& t) { return t.t().contiguous(); }
 
@@ -35,8 +43,7 @@ struct BlockSparseInputFunction : torch::autograd::Function<BlockSparseInputFunc
     const auto packed = pack_weight(w.detach().contiguous());
     block_sparse_read_products({xc.data_ptr<float>(), d, sel->rows()}, packed_weight(packed, n), sel->s, row_map(y),
                                bc.defined() ? bc.data_ptr<float>() : nullptr);
-    ctx->save_for_backward({w.requires_grad() ? xc : torch::Tensor(), x.requires_grad() ? w : torch::Tensor()});
-    ctx->saved_data["selection"] = c10::IValue::make_capsule(sel);
+    keep_for_backward(ctx, x, xc, w, sel);
     ctx->saved_data["has_bias"] = b.has_value();
     return y;
   }
@@ -75,8 +82,7 @@ struct BlockSparseOutputFunction : torch::autograd::Function<BlockSparseOutputFu
     auto u = torch::zeros({h.size(0), d}, h.options());
     const auto b = d / sel->s.blocks;
     block_sparse_write_products(row_map(hc), pack_weight_blocks(w.detach().contiguous(), b), b, sel->s, row_map(u));
-    ctx->save_for_backward({w.requires_grad() ? hc : torch::Tensor(), h.requires_grad() ? w : torch::Tensor()});
-    ctx->saved_data["selection"] = c10::IValue::make_capsule(sel);
+    keep_for_backward(ctx, h, hc, w, sel);
     return u;
   }
 
