@@ -1,7 +1,7 @@
 // `moxlab sweep plan|run|status|list|slurm`: studies over many runs.
 //   plan FILE.toml [--store P] [--new]    expand the spec into members recorded in the store (prints the id);
 //                                         an identical plan of the same name is reused unless --new
-//   run ID [--workers N]                  run free members with N local worker processes
+//   run ID [--workers N|auto]             run free members with N local worker processes (auto: one per core)
 //   run ID --index K                      run exactly member K (what each worker and Slurm task runs)
 //   status ID / list                      progress of one sweep / all sweeps
 //   slurm ID [--out F] [--partition ...]  write an sbatch job-array script
@@ -146,14 +146,19 @@ void register_run(CLI::App& sweep) {
   struct Args {
     std::int64_t id = -1;
     std::string store = "runs/runs.db";
-    int workers = 1, index = -1, threads = 0;
+    std::string workers = "1";
+    int index = -1, threads = 0;
     ClaimPolicy policy;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = sweep.add_subcommand("run", "Run the free members of a sweep");
   cmd->add_option("id", a->id, "sweep id")->required()->check(sweep_id());
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
-  cmd->add_option("--workers", a->workers, "local worker processes")->check(integer_in(1, 256))->capture_default_str();
+  cmd->add_option("--workers", a->workers,
+                  "local worker processes, or auto: one single-thread worker per core, the sweep's last members "
+                  "taking the idle cores as threads")
+      ->check(auto_or_integer_in(1, 256))
+      ->capture_default_str();
   cmd->add_option("--index", a->index, "run exactly this member (e.g. $SLURM_ARRAY_TASK_ID)")->check(non_negative_count());
   cmd->add_option("--threads", a->threads, "LibTorch threads per worker (0: cores / workers)")->check(thread_count());
   cmd->add_flag("--retry-failed", a->policy.retry_failed, "run failed members again");
@@ -180,16 +185,18 @@ void register_run(CLI::App& sweep) {
     o.exe = self_exe();
     o.store = store;
     o.sweep = a->id;
-    o.workers = a->workers;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    o.threads_per_worker = a->threads > 0 ? a->threads : std::max(1, cores / a->workers);
+    const bool automatic = a->workers == "auto";
+    o.workers = automatic ? cores : std::stoi(a->workers);
+    o.cores = cores;
+    o.threads_per_worker = a->threads > 0 ? a->threads : automatic ? 0 : std::max(1, cores / o.workers);
     o.policy = a->policy;
     o.log_dir = sweep_dir(store, a->id);
     o.stop = &g_stop;
     o.log = log_line;
     RunStore(store).get_sweep(a->id);  // a missing sweep fails before any worker starts
     log_line("sweep " + std::to_string(a->id) + ": " + std::to_string(o.workers) + " worker(s) x " +
-             std::to_string(o.threads_per_worker) + " thread(s); logs in " + o.log_dir);
+             (o.threads_per_worker > 0 ? std::to_string(o.threads_per_worker) : std::string("auto")) + " thread(s); logs in " + o.log_dir);
     const SchedulerSummary s = run_sweep_workers(o);
     const auto members = RunStore(store).sweep_members(a->id);
     log_line("sweep " + std::to_string(a->id) + ": " + status_counts(members));

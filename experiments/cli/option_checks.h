@@ -62,6 +62,18 @@ inline CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
       "in " + range);
 }
 
+// `auto`, or a whole number in [min, max].
+inline CLI::Validator auto_or_integer_in(std::int64_t min, std::int64_t max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        long long v = 0;
+        if (text == "auto" || (detail::parse_integer(text, v) && v >= min && v <= max)) return "";
+        return "must be auto or an integer in " + range + ", got '" + text + "'";
+      },
+      "auto or in " + range);
+}
+
 // Common ranges, so the same kind of flag has the same limits everywhere.
 inline CLI::Validator positive_count() { return integer_in(1, std::numeric_limits<int>::max()); }
 inline CLI::Validator non_negative_count() { return integer_in(0, std::numeric_limits<int>::max()); }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -29,9 +30,9 @@ struct Worker {
   std::chrono::steady_clock::time_point started;
 };
 
-pid_t spawn_worker(const SchedulerOptions& o, int idx) {
+pid_t spawn_worker(const SchedulerOptions& o, int idx, int threads) {
   std::vector<std::string> args = {o.exe, "sweep", "run", std::to_string(o.sweep), "--index", std::to_string(idx),
-                                   "--store", o.store, "--threads", std::to_string(o.threads_per_worker),
+                                   "--store", o.store, "--threads", std::to_string(threads),
                                    "--stale-after", std::to_string(o.policy.stale_after_s)};
   if (o.policy.retry_failed) args.push_back("--retry-failed");
   std::vector<char*> argv;
@@ -62,6 +63,11 @@ std::string worker_id_of(pid_t pid) {
 
 }  // namespace
 
+int auto_worker_threads(int cores, int running, int free_left) {
+  const int concurrent = std::max(1, std::min(cores, running + free_left));
+  return std::max(1, cores / concurrent);
+}
+
 SchedulerSummary run_sweep_workers(const SchedulerOptions& o) {
   require(o.workers >= 1, "--workers must be at least 1");
   auto log = [&](const std::string& s) { if (o.log) o.log(s); };
@@ -82,13 +88,22 @@ SchedulerSummary run_sweep_workers(const SchedulerOptions& o) {
     }
     if (!stopping) {
       const auto members = store.sweep_members(o.sweep);
+      const double now = unix_now();
+      auto startable = [&](const SweepMember& m) {
+        return !dispatched.count(m.idx) && member_availability(m, o.policy, now) == MemberAvailability::free;
+      };
+      int free_left = static_cast<int>(std::count_if(members.begin(), members.end(), startable));
       for (const auto& m : members) {
         if (static_cast<int>(running.size()) >= o.workers) break;
-        if (dispatched.count(m.idx) || member_availability(m, o.policy, unix_now()) != MemberAvailability::free) continue;
-        const pid_t pid = spawn_worker(o, m.idx);
+        if (!startable(m)) continue;
+        const int threads = o.threads_per_worker > 0 ? o.threads_per_worker
+                                                     : auto_worker_threads(o.cores, static_cast<int>(running.size()), free_left);
+        const pid_t pid = spawn_worker(o, m.idx, threads);
+        --free_left;
         dispatched.insert(m.idx);
         running[pid] = {m.idx, m.label, std::chrono::steady_clock::now()};
-        log("member " + std::to_string(m.idx) + " (" + m.label + ") started: pid " + std::to_string(pid));
+        log("member " + std::to_string(m.idx) + " (" + m.label + ") started: pid " + std::to_string(pid) + ", " +
+            std::to_string(threads) + " thread(s)");
       }
     }
     if (running.empty()) break;

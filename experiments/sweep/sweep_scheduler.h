@@ -19,7 +19,8 @@ struct SchedulerOptions {
   std::string store;  // absolute run store path
   std::int64_t sweep = -1;
   int workers = 1;
-  int threads_per_worker = 1;
+  int threads_per_worker = 1;  // 0: each worker its share of `cores` when it starts (auto_worker_threads)
+  int cores = 1;
   ClaimPolicy policy;
   std::string log_dir;
   const std::atomic<bool>* stop = nullptr;
@@ -32,5 +33,12 @@ struct SchedulerSummary {
 };
 
 SchedulerSummary run_sweep_workers(const SchedulerOptions& opts);
+
+// `sweep run --workers auto`: one single-thread worker per core while the sweep has members for them,
+// since two 1-thread trainings outrun one 2-thread training in aggregate (1.17x for the tiny preset, 1.09x
+// for small, on the 2-core machine: docs/decisions/2026-11-27-sweep-workers-auto.md); the workers that
+// start when fewer members are left than cores take the idle cores as threads. The threads of a worker
+// starting with `running` workers busy and `free_left` free members (this one included).
+int auto_worker_threads(int cores, int running, int free_left);
 
 }  // namespace moxlab

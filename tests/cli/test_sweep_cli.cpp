@@ -123,10 +123,11 @@ TEST_CASE("A sweep with two workers survives SIGTERM and SIGKILL and finishes wi
     wait_exit(pid);
   }
 
-  // 3. A plain re-run finishes the rest.
-  auto rerun = run_cli("sweep run " + std::to_string(id) + " --workers 2 --threads 1", dir);
+  // 3. A plain re-run finishes the rest, its workers and threads chosen by --workers auto.
+  auto rerun = run_cli("sweep run " + std::to_string(id) + " --workers auto", dir);
   INFO(rerun.err);
   REQUIRE(rerun.exit_code == 0);
+  CHECK(rerun.err.find("x auto thread(s)") != std::string::npos);
   const auto done = store.sweep_members(id);
   REQUIRE(count(done, "finished") == 4);
   for (const auto& [idx, before] : finished_first) {  // never repeated
