@@ -3,6 +3,8 @@
 #include "core/engine/packed_linear.h"
 #include "core/engine/plan_kinds.h"
 #include "core/engine/training_attention.h"
+#include "core/engine/training_loss.h"
+#include "core/model/transformer.h"
 
 namespace moxlab {
 
@@ -16,8 +18,16 @@ TrainingForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& 
     if (attention.training_attention) forms.layers[l].attention = attention.training_attention(*block.attn, form);
     if (ffn.training_ffn) forms.layers[l].ffn = ffn.training_ffn(*block.ffn, form);
   }
-  if (form != Form::reference) forms.ops = {engine::packed_products(), engine::training_attention};
+  if (form != Form::reference) {
+    forms.ops = {engine::packed_products(), engine::training_attention};
+    forms.fused_loss = true;
+  }
   return forms;
+}
+
+torch::Tensor TrainingForms::lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) const {
+  if (fused_loss && engine::training_loss_applies(logits)) return engine::lm_loss_fused(logits, targets);
+  return Transformer::lm_loss(logits, targets);
 }
 
 }  // namespace moxlab

@@ -62,7 +62,7 @@ std::vector<LayerImportance> taylor_importance(Transformer& model, const std::ve
     auto x = b.narrow(1, 0, b.size(1) - 1), y = b.narrow(1, 1, b.size(1) - 1);
     Analysis an;
     an.aux_losses_wanted = false;
-    Transformer::lm_loss(model.forward(x, an, forms.pass()), y).backward();
+    forms.lm_loss(model.forward(x, an, forms.pass()), y).backward();
   }
   std::vector<LayerImportance> out;
   for (int l = 0; l < model.options().n_layers; ++l) {

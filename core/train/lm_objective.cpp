@@ -45,7 +45,7 @@ std::pair<torch::Tensor, torch::Tensor> LmObjective::batch(std::int64_t step, in
 torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, Analysis& an) {
   auto [x, y] = batch(step, micro);
   auto logits = model_->forward(x, an, forms_.pass());
-  if (t_.loss != "distill") return Transformer::lm_loss(logits, y);
+  if (t_.loss != "distill") return forms_.lm_loss(logits, y);
   torch::Tensor teacher;
   {
     ExecOptions dense;
