@@ -155,6 +155,24 @@ Hid open_object(hid_t file, const std::string& path) {
   return Hid(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose);
 }
 
+void require_plausible_chunks(hid_t ds, const std::string& what) {
+  Hid dcpl(check(H5Dget_create_plist(ds), "cannot read " + what), H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return;
+  Hid space(check(H5Dget_space(ds), "cannot read " + what), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  require(rank >= 0 && rank <= H5S_MAX_RANK, "cannot read " + what + ": its shape is unreadable (corrupt file?)");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank)), maxdims(static_cast<std::size_t>(rank)), chunk(static_cast<std::size_t>(rank));
+  require(H5Sget_simple_extent_dims(space.get(), dims.data(), maxdims.data()) == rank &&
+              H5Pget_chunk(dcpl.get(), rank, chunk.data()) == rank,
+          "cannot read " + what + ": its chunk shape does not match its rank (corrupt file?)");
+  for (int i = 0; i < rank; ++i) {
+    const auto c = chunk[static_cast<std::size_t>(i)], m = maxdims[static_cast<std::size_t>(i)];
+    require(c >= 1 && (m == H5S_UNLIMITED || c <= m), "cannot read " + what + ": chunk dimension " + std::to_string(i) + " is " +
+                                                          std::to_string(c) + " for a dimension of at most " + std::to_string(m) +
+                                                          " (corrupt file?)");
+  }
+}
+
 std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
   if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
   return a * b;

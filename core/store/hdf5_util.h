@@ -86,4 +86,11 @@ std::uint64_t element_count(const std::vector<hsize_t>& dims);
 // Dimensions of a dataspace.
 std::vector<hsize_t> dims_of(hid_t space);
 
+// Throws Error("cannot read <what>: ...") when a chunked dataset's chunk shape is impossible: a zero chunk
+// dimension, or one larger than a fixed maximum dimension (libhdf5 refuses to create such a dataset). A
+// corrupted chunk shape makes libhdf5 1.10 copy from a freed chunk buffer (found by the routing capture's
+// mutants: valgrind's read of freed memory in H5Dread, a SIGSEGV only in some heap layouts, so a probe
+// child reading the file could pass and the reader's own process then crash).
+void require_plausible_chunks(hid_t ds, const std::string& what);
+
 }  // namespace moxlab::h5

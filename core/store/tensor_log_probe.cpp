@@ -156,6 +156,7 @@ class Walk {
 
   void dataset(hid_t ds, const std::string& name) {
     const std::string what = "dataset " + name + in_file();
+    h5::require_plausible_chunks(ds, what);
     Hid type(h5::check(H5Dget_type(ds), "cannot read " + what), H5Tclose);
     Hid space(h5::check(H5Dget_space(ds), "cannot read " + what), H5Sclose);
     const std::vector<hsize_t> dims = h5::dims_of(space.get());

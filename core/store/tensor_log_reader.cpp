@@ -87,6 +87,7 @@ struct TensorLogReader::Impl {
 
   // Refuses a read of logical_bytes from dataset ds when the file cannot hold that much.
   void require_stored(hid_t ds, std::uint64_t logical_bytes, const std::string& what) const {
+    h5::require_plausible_chunks(ds, what);
     require(fits_storage(logical_bytes, H5Dget_storage_size(ds)),
             "cannot read " + what + ": its shape needs " + std::to_string(logical_bytes) +
                 " bytes, far more than the file stores for it (corrupt file?)");

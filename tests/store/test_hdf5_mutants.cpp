@@ -91,3 +91,25 @@ TEST_CASE("route: a domain name that is not UTF-8 is a clean error, not a JSON e
   CHECK(r.outcome == Outcome::clean_error);
   CHECK_THAT(r.message, Contains("domain name") && Contains("not a valid name"));
 }
+
+TEST_CASE("route: a corrupted chunk shape is a clean error naming the dataset, whatever the heap layout",
+          "[observe][routing][mutation]") {
+  // The routing mutants' "plant 0 (4 bytes) at 2640" of the older layout turns a router dataset's chunk
+  // shape (256, 4) into (256, 23044); libhdf5 1.10 then read freed memory in H5Dread and crashed in some
+  // heap layouts only (the probe child could pass and the reader crash). Now the chunk shape is checked.
+  ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
+  ScratchDir dir("route_chunk");
+  const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  const std::string path = dir.file("chunk_shape.h5");
+  bool found = false;
+  for (const Mutant& m : hdf5_mutants(f.routing_capture, dir.file("legacy.h5"), 160, 2912))
+    if (m.how.find("legacy layout: plant 0 (4 bytes) at 2640") == 0) {
+      write_bytes(path, m.bytes);
+      found = true;
+    }
+  REQUIRE(found);
+  const IsolatedResult route = run_isolated([&] { observe_routing(path, dir.file("out.h5")); }, kMutantTimeout);
+  INFO(outcome_name(route.outcome) << ": " << route.message);
+  CHECK(route.outcome == Outcome::clean_error);
+  CHECK_THAT(route.message, Contains("chunk dimension") && Contains("chunk_shape.h5"));
+}
