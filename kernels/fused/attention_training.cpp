@@ -76,28 +76,9 @@ void transpose(const float* a, std::int64_t n, float* out) {
 // goes one value at a time rather than as a whole vector.
 template <class F>
 MOXLAB_INLINE void softmax_row(float* s, std::int64_t keys, std::int64_t width, float scale) {
-  constexpr int W = kLanes<F>;
   float m = -std::numeric_limits<float>::infinity();
   for (std::int64_t j = 0; j < keys; ++j) m = std::max(m, s[j]);
-  const F sc = splatv<F>(scale), shift = splatv<F>(scale * m);
-  F sum{};
-  std::int64_t j = 0;
-  for (; j + W <= keys; j += W) {
-    const F e = expv(loadv<F>(s + j) * sc - shift);
-    storev(s + j, e);
-    sum += e;
-  }
-  float tail = 0;
-  for (; j < keys; ++j) {
-    float lane[W] = {};
-    lane[0] = s[j];
-    const F e = expv(loadv<F>(lane) * sc - shift);
-    s[j] = e[0];
-    tail += e[0];
-  }
-  const F inv = splatv<F>(1.0f / (lane_sum(sum) + tail));
-  for (j = 0; j + W <= keys; j += W) storev(s + j, loadv<F>(s + j) * inv);
-  for (; j < keys; ++j) s[j] *= inv[0];
+  normalise_row<F>(s, keys, exp_shifted_row<F>(s, s, keys, m, scale));
   std::fill(s + keys, s + width, 0.0f);
 }
 

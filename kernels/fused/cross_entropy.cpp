@@ -18,32 +18,14 @@ using simd::loadv;
 using simd::splatv;
 using simd::storev;
 
+// Row x's probabilities into p; returns log sum_j e^{x_j}.
 template <class F>
 MOXLAB_INLINE float row_forward(const float* x, std::int64_t v, float* p) {
-  constexpr int W = kLanes<F>;
   float m = -std::numeric_limits<float>::infinity();
   for (std::int64_t j = 0; j < v; ++j) m = std::max(m, x[j]);
-  const F shift = splatv<F>(m);
-  F sum{};
-  std::int64_t j = 0;
-  for (; j + W <= v; j += W) {
-    const F e = simd::expv(loadv<F>(x + j) - shift);
-    storev(p + j, e);
-    sum += e;
-  }
-  float tail = 0;
-  for (; j < v; ++j) {  // one value at a time: the row has nothing past v
-    float lane[W] = {};
-    lane[0] = x[j] - m;
-    const float e = simd::expv(loadv<F>(lane))[0];
-    p[j] = e;
-    tail += e;
-  }
-  const float total = simd::lane_sum(sum) + tail;
-  const F inv = splatv<F>(1.0f / total);
-  for (j = 0; j + W <= v; j += W) storev(p + j, loadv<F>(p + j) * inv);
-  for (; j < v; ++j) p[j] *= inv[0];
-  return std::log(total) + m;  // log sum_j e^{x_j}
+  const float total = simd::exp_shifted_row<F>(x, p, v, m, 1.0f);
+  simd::normalise_row<F>(p, v, total);
+  return std::log(total) + m;
 }
 
 template <class F>

@@ -84,6 +84,39 @@ MOXLAB_INLINE F expv(F x) {
 }
 MOXLAB_INLINE f8 exp8(f8 x) { return expv(x); }
 
+// A row of a softmax: out[j] = e^{scale x[j] - scale m} for j < n (m the row's maximum, so every exponent
+// is <= 0), returning their sum, then out[0 .. n) times 1 / that sum (normalise_row). Whole vectors of F,
+// the tail one value at a time (for rows with nothing past n). x and out may be the same memory.
+template <class F>
+MOXLAB_INLINE float exp_shifted_row(const float* x, float* out, std::int64_t n, float m, float scale) {
+  constexpr int W = kLanes<F>;
+  const F sc = splatv<F>(scale), shift = splatv<F>(scale * m);
+  F sum{};
+  std::int64_t j = 0;
+  for (; j + W <= n; j += W) {
+    const F e = expv(loadv<F>(x + j) * sc - shift);
+    storev(out + j, e);
+    sum += e;
+  }
+  float tail = 0;
+  for (; j < n; ++j) {
+    float lane[W] = {};
+    lane[0] = x[j];
+    const float e = expv(loadv<F>(lane) * sc - shift)[0];
+    out[j] = e;
+    tail += e;
+  }
+  return lane_sum(sum) + tail;
+}
+template <class F>
+MOXLAB_INLINE void normalise_row(float* p, std::int64_t n, float total) {
+  constexpr int W = kLanes<F>;
+  const F inv = splatv<F>(1.0f / total);
+  std::int64_t j = 0;
+  for (; j + W <= n; j += W) storev(p + j, loadv<F>(p + j) * inv);
+  for (; j < n; ++j) p[j] *= inv[0];
+}
+
 // SwiGLU's SiLU(g) * u (Shazeer 2020), SiLU(g) = g * sigmoid(g): sigmoid(g) is 1 / (1 + e^-|g|) for g >= 0
 // and e^-|g| / (1 + e^-|g|) below, so e^x is only taken of x <= 0 and never overflows.
 template <class F>
