@@ -4,6 +4,7 @@
 
 #include "core/engine/monarch_mix_training.h"
 #include "core/model/attention.h"
+#include "core/model/op_forms.h"
 #include "core/model/rmsnorm.h"
 #include "kernels/fused/attention.h"
 #include "kernels/fused/rms_norm.h"
@@ -45,7 +46,7 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 }
 
 torch::Tensor swiglu_activation(torch::Tensor gate, const torch::Tensor& up) {
-  if (torch::GradMode::is_enabled()) return torch::silu(gate) * up;
+  if (torch::GradMode::is_enabled()) return swiglu_op(gate, up);  // the pass's form (training_forms.h)
   if (swiglu_fusable(gate, up)) return swiglu_inference(gate, up);
   return torch::silu_(gate).mul_(up);
 }

@@ -3,6 +3,7 @@
 #include "core/engine/packed_linear.h"
 #include "core/engine/plan_kinds.h"
 #include "core/engine/training_attention.h"
+#include "core/engine/training_elementwise.h"
 #include "core/engine/training_loss.h"
 #include "core/model/transformer.h"
 
@@ -19,7 +20,8 @@ TrainingForms training_forms(torch::nn::ModuleList& blocks, const ModelOptions& 
     if (ffn.training_ffn) forms.layers[l].ffn = ffn.training_ffn(*block.ffn, form);
   }
   if (form != Form::reference) {
-    forms.ops = {engine::packed_products(), engine::training_attention};
+    forms.ops = {engine::packed_products(), engine::training_attention, engine::rms_norm_training, engine::swiglu_training,
+                 engine::rope_training};
     forms.fused_loss = true;
   }
   return forms;

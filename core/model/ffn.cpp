@@ -24,7 +24,7 @@ torch::Tensor SwiGLU::forward(const torch::Tensor& x, Analysis& an, const BlockT
   auto up = linear(w3, x);
   an.tap(taps.ffn_gate, gate);
   an.tap(taps.ffn_up, up);
-  auto act = torch::silu(gate) * up;
+  auto act = swiglu_op(gate, up);
   an.tap(taps.ffn_act, act);
   auto y = linear(w2, act);
   an.tap(taps.ffn_out, y);

@@ -1,5 +1,7 @@
 #include "core/model/rmsnorm.h"
 
+#include "core/model/op_forms.h"
+
 namespace moxlab {
 
 RMSNormImpl::RMSNormImpl(int dim, double eps) : eps_(eps) {
@@ -12,6 +14,6 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return (y * weight).to(x.scalar_type());
 }
 
-torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return rms_norm(x, weight, eps_); }
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return rms_norm_op(x, weight, eps_); }
 
 }  // namespace moxlab

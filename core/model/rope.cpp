@@ -1,5 +1,7 @@
 #include "core/model/rope.h"
 
+#include "core/model/op_forms.h"
+
 namespace moxlab {
 
 Rope::Rope(int head_dim, int max_seq_len, double theta) {
@@ -30,6 +32,7 @@ torch::Tensor rotate_pairs(const torch::Tensor& xp, const torch::Tensor& c, cons
 torch::Tensor Rope::apply(const torch::Tensor& x, int64_t start) const {
   const auto T = x.size(1);
   TORCH_CHECK(start + T <= cos_.size(0), "sequence longer than model.max_seq_len");
+  if (auto out = rope_in_form(x, cos_, sin_, start); out.defined()) return out;
   auto c = cos_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
   auto s = sin_.narrow(0, start, T).to(x.device()).view({1, T, 1, -1});
   return rotate_pairs(x.view({x.size(0), T, x.size(2), -1, 2}), c, s);

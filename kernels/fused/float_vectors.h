@@ -120,12 +120,13 @@ MOXLAB_INLINE void normalise_row(float* p, std::int64_t n, float total) {
 // SwiGLU's SiLU(g) * u (Shazeer 2020), SiLU(g) = g * sigmoid(g): sigmoid(g) is 1 / (1 + e^-|g|) for g >= 0
 // and e^-|g| / (1 + e^-|g|) below, so e^x is only taken of x <= 0 and never overflows.
 template <class F>
-MOXLAB_INLINE F silu_timesv(F g, F u) {
+MOXLAB_INLINE F sigmoidv(F g) {
   const F neg_abs = g < F{} ? g : -g;
   const F e = expv(neg_abs);
-  const F sigmoid = (g < F{} ? e : splatv<F>(1.0f)) / (splatv<F>(1.0f) + e);
-  return g * sigmoid * u;
+  return (g < F{} ? e : splatv<F>(1.0f)) / (splatv<F>(1.0f) + e);
 }
+template <class F>
+MOXLAB_INLINE F silu_timesv(F g, F u) { return g * sigmoidv(g) * u; }
 MOXLAB_INLINE f8 silu_times(f8 g, f8 u) { return silu_timesv(g, u); }
 
 }  // namespace moxlab::simd

@@ -12,4 +12,11 @@ bool swiglu_fusable(const torch::Tensor& gate, const torch::Tensor& up);
 // Returns gate, overwritten.
 torch::Tensor swiglu_inference(torch::Tensor gate, const torch::Tensor& up);
 
+// Training's passes (called inside an autograd function; core/engine/training_elementwise.h), on gate and up
+// as swiglu_fusable takes them but with autograd on: a = SiLU(gate) * up as a new contiguous tensor, and its
+// backward (dgate, dup) from da (contiguous, gate's shape) in one pass.
+bool swiglu_training_fits(const torch::Tensor& gate, const torch::Tensor& up);
+torch::Tensor swiglu_training_forward(const torch::Tensor& gate, const torch::Tensor& up);
+std::pair<torch::Tensor, torch::Tensor> swiglu_backward(const torch::Tensor& da, const torch::Tensor& gate, const torch::Tensor& up);
+
 }  // namespace moxlab

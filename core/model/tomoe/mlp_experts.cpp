@@ -65,7 +65,7 @@ ExpertWeights extract_expert(const SwiGLU& ffn, const torch::Tensor& keep) {
 }
 
 torch::Tensor expert_forward(const ExpertWeights& e, const torch::Tensor& x) {
-  auto act = torch::silu(torch::matmul(x, e.w_gate.t())) * torch::matmul(x, e.w_up.t());
+  auto act = swiglu_op(torch::matmul(x, e.w_gate.t()), torch::matmul(x, e.w_up.t()));
   return torch::matmul(act, e.w_down.t());
 }
 
