@@ -1,5 +1,7 @@
-// `moxlab table SPEC.toml [--format md|csv|latex] [--out FILE] [--store PATH] [--sweep NAME|ID]`: a result
-// table from the run store (docs/tables.md). The store is opened read-only; honesty warnings go to stderr.
+// `moxlab table SPEC.toml [--format md|csv|latex] [--out FILE] [--store PATH] [--sweep NAME|ID]
+// [--allow-mixed-builds]`: a result table from the run store (docs/tables.md). The store is opened
+// read-only; honesty warnings go to stderr. Runs of several git revisions or of a dirty tree are refused
+// unless --allow-mixed-builds (or MOXLAB_ALLOW_MIXED_BUILDS=1, for tests run from a development tree).
 #include <iostream>
 #include <memory>
 
@@ -15,6 +17,7 @@ namespace moxlab::cli {
 void register_table(CLI::App& app) {
   struct Args {
     std::string spec, format = "md", out, store = "runs/runs.db", sweep;
+    bool allow_mixed_builds = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("table", "Result table (Markdown, CSV, LaTeX) from the run store");
@@ -23,10 +26,14 @@ void register_table(CLI::App& app) {
   cmd->add_option("--out", a->out, "write here (atomically) instead of stdout");
   cmd->add_option("--store", a->store, "run store")->capture_default_str();
   cmd->add_option("--sweep", a->sweep, "sweep name or id, or a comma-separated list (overrides select.sweep)");
+  cmd->add_flag("--allow-mixed-builds", a->allow_mixed_builds,
+                "pool runs of different git revisions or of a dirty tree (the table says so)")
+      ->envname("MOXLAB_ALLOW_MIXED_BUILDS");
   cmd->callback([a]() {
     const TableFormat format = parse_table_format(a->format);
     TableSpec spec = load_table_spec(a->spec);
     if (!a->sweep.empty()) spec.select.sweeps = parse_sweep_refs(a->sweep);
+    spec.allow_mixed_builds = a->allow_mixed_builds;
     RunStoreOptions o;
     o.read_only = true;
     const Table table = build_table(spec, RunStore(a->store, o));

@@ -196,6 +196,7 @@ TableCell aggregate(const std::vector<std::pair<std::int64_t, double>>& samples)
   double sum = 0;
   for (const auto& [run, v] : samples) {
     c.runs.push_back(run);
+    c.values.push_back(v);
     sum += v;
   }
   c.mean = sum / c.n;
@@ -344,6 +345,7 @@ std::vector<ColumnMeta> column_metas(const TableSpec& spec, const Collected& col
     m.definitions = col.definitions[c];
     m.digits = column.digits ? *column.digits : (col.integral[c] ? 0 : 3);
     m.better = column.better;
+    m.paper = column.paper;
     metas.push_back(m);
   }
   return metas;
@@ -371,6 +373,103 @@ void add_row_warnings(Table& t, const TableRow& row, const std::vector<const Run
                                    " (not independent samples)");
   }
   t.warnings.insert(t.warnings.end(), repeated.begin(), repeated.end());
+}
+
+// One study is one pinned build: the selected runs must share one clean git revision. Returns the
+// provenance line; throws naming the revisions unless mixed builds are allowed.
+std::string check_builds(const std::vector<RunData>& runs, bool allow_mixed, const std::string& origin) {
+  std::map<std::string, std::vector<std::int64_t>> by_rev;
+  for (const auto& d : runs) by_rev[d.record.git_rev].push_back(d.record.id);
+  auto unpinned = [](const std::string& rev) {
+    return rev.empty() || rev == "unknown" || rev.find("+dirty") != std::string::npos;
+  };
+  std::vector<std::string> parts;
+  bool clean = by_rev.size() == 1;
+  for (const auto& [rev, ids] : by_rev) {
+    clean = clean && !unpinned(rev);
+    parts.push_back((rev.empty() ? std::string("no revision") : short_rev(rev)) + " (runs " + join_ids(ids) + ")");
+  }
+  if (clean) return "one build: " + by_rev.begin()->first;
+  const std::string what = by_rev.size() > 1 ? "come from " + std::to_string(by_rev.size()) + " builds"
+                                              : "come from a build that cannot be pinned (uncommitted tree or no revision)";
+  if (allow_mixed) return "MIXED BUILDS (allowed by --allow-mixed-builds): " + join(parts, "; ");
+  throw Error("the selected runs " + what + ": " + join(parts, "; ") +
+              "; one study is one pinned build (retrain with one committed build, or pass --allow-mixed-builds "
+              "to pool them, which the table then says) (" + origin + ")");
+}
+
+// Seed value -> the cell's value, for seeds that occur once in the cell; repeated seeds go to `repeated`.
+std::map<std::string, double> values_by_seed(const TableRow& row, const TableCell& cell, std::set<std::string>& repeated) {
+  std::map<std::int64_t, std::string> seed_of;
+  for (const auto& p : row.runs) seed_of[p.run] = p.seed;
+  std::map<std::string, double> out;
+  for (std::size_t i = 0; i < cell.runs.size(); ++i) {
+    const std::string& seed = seed_of[cell.runs[i]];
+    if (!out.emplace(seed, cell.values[i]).second) repeated.insert(seed);
+  }
+  for (const auto& seed : repeated) out.erase(seed);
+  return out;
+}
+
+CellComparison compare_cells(const TableRow& row, const TableCell& cell, const TableRow& ref, const TableCell& ref_cell,
+                             int paper) {
+  std::set<std::string> repeated;
+  const auto mine = values_by_seed(row, cell, repeated);
+  const auto theirs = values_by_seed(ref, ref_cell, repeated);
+  CellComparison c;
+  std::vector<double> method, reference;
+  for (const auto& [seed, v] : mine) {
+    auto it = theirs.find(seed);
+    if (it == theirs.end() || repeated.count(seed)) continue;
+    method.push_back(v);
+    reference.push_back(it->second);
+  }
+  std::set<std::string> unpaired = repeated;
+  for (const auto* side : {&mine, &theirs})
+    for (const auto& kv : *side)
+      if (!(mine.count(kv.first) && theirs.count(kv.first))) unpaired.insert(kv.first);
+  c.unpaired.assign(unpaired.begin(), unpaired.end());
+  if (method.size() >= 2) {
+    c.difference = paired_difference(method, reference);
+    if (paper != 0) c.verdict = verdict(c.difference, paper);
+  } else if (method.size() == 1) {
+    c.difference.n = 1;
+    c.difference.mean = method[0] - reference[0];
+  }
+  return c;
+}
+
+// The reference row of `row`: first key = the reference value and the other keys equal, else the only
+// row with the reference value.
+const TableRow* reference_row_of(const Table& t, const TableRow& row) {
+  std::vector<const TableRow*> refs;
+  for (const auto& r : t.rows)
+    if (r.reference) refs.push_back(&r);
+  for (const TableRow* r : refs)
+    if (std::equal(r->keys.begin() + 1, r->keys.end(), row.keys.begin() + 1)) return r;
+  return refs.size() == 1 ? refs[0] : nullptr;
+}
+
+void add_comparisons(Table& t, const std::string& reference, const std::string& origin) {
+  bool found = false;
+  for (auto& row : t.rows) {
+    row.reference = row.keys[0].kind != KeyValue::Kind::missing && row.keys[0].text == reference;
+    found = found || row.reference;
+  }
+  require(found, "compare.reference '" + reference + "' is not a value of " + t.row_keys[0] + " among the selected runs (" +
+                     origin + ")");
+  for (auto& row : t.rows) {
+    if (row.reference) continue;
+    const TableRow* ref = reference_row_of(t, row);
+    if (!ref) {
+      t.warnings.push_back("row " + row_label(t, row) + " has no matching reference row (" + t.row_keys[0] + "=" +
+                           reference + "): not compared");
+      continue;
+    }
+    row.compared_with = row_label(t, *ref);
+    for (std::size_t h = 0; h < t.headers.size(); ++h)
+      row.cells[h].comparison = compare_cells(row, row.cells[h], *ref, ref->cells[h], t.metas[t.headers[h].meta].paper);
+  }
 }
 
 }  // namespace
@@ -425,6 +524,7 @@ Table build_table(const TableSpec& spec, const RunStore& store) {
   const bool with_curves = std::any_of(spec.columns.begin(), spec.columns.end(),
                                        [](const TableColumn& c) { return c.metric.rfind("curve/", 0) == 0; });
   Selection sel = select_runs(spec.select, store, with_curves);
+  const std::string builds = check_builds(sel.runs, spec.allow_mixed_builds, spec.origin);
   check_layout_keys(spec, sel.runs);
   Collected col = collect(spec, sel.runs);
   Table t;
@@ -432,6 +532,9 @@ Table build_table(const TableSpec& spec, const RunStore& store) {
   t.caption = spec.caption;
   t.row_keys = spec.layout.rows;
   t.selection = sel.summary;
+  t.builds = builds;
+  t.compare_reference = spec.compare_reference;
+  t.seed_key = spec.layout.seed_key;
   t.warnings = sel.warnings;
   if (col.rows.empty()) t.warnings.push_back("no selected run has a result that matches a column metric");
   t.metas = column_metas(spec, col);
@@ -465,6 +568,7 @@ Table build_table(const TableSpec& spec, const RunStore& store) {
     std::stable_sort(t.rows.begin(), t.rows.end(), [&](const TableRow& a, const TableRow& b) { return rank(a) < rank(b); });
   }
   mark_best(t);
+  if (!spec.compare_reference.empty()) add_comparisons(t, spec.compare_reference, spec.origin);
   return t;
 }
 

@@ -6,6 +6,14 @@
 // lexicographically, missing first), key by key. Each cell aggregates the runs of its row that have the
 // metric: mean, standard error = sample standard deviation (n-1) / sqrt(n) (undefined for n = 1), n.
 //
+// With [compare], each cell of a non-reference row also carries its paired difference with the same
+// column's cell of the reference row: the runs of both that share a seed value are paired, the per-seed
+// differences (row - reference) give a mean and a 95% t-interval (paired_difference.h), and the column's
+// paper direction a verdict. Seeds on one side only are listed, never paired.
+//
+// One study is one build: the selected runs' git revisions must be one clean revision, else an Error
+// naming them, unless spec.allow_mixed_builds (then Table::builds says so in the provenance).
+//
 // Honesty checks: runs pooled in one row whose configs differ in keys other than run.*, the seed key and
 // the layout keys, and runs of one cell that repeat a seed value, give a warning; a select.runs id that
 // is not selected gives a warning; results of one column that disagree on their
@@ -19,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "experiments/report/paired_difference.h"
 #include "experiments/report/table_spec.h"
 
 namespace moxlab {
@@ -37,12 +46,21 @@ struct KeyValue {
   bool operator==(const KeyValue& o) const;
 };
 
+// A cell's paired comparison with the reference row's cell of its column ([compare]).
+struct CellComparison {
+  PairedDifference difference;        // n = the seeds both cells have; mean at n >= 1, sd and interval at n >= 2
+  std::optional<Verdict> verdict;     // at n >= 2 when the column has a paper direction
+  std::vector<std::string> unpaired;  // seed values present in only one of the two cells
+};
+
 struct TableCell {
   int n = 0;
   double mean = 0;     // meaningful when n > 0
   double std_err = 0;  // meaningful when n > 1
   std::vector<std::int64_t> runs;  // the runs that have the metric, ascending
+  std::vector<double> values;      // their values, in the same order
   bool best = false;               // the best mean of its column (better = lower/higher)
+  std::optional<CellComparison> comparison;  // [compare], rows other than the reference
 };
 
 // What one spec column measures, from its results' meta_json (same for every column group).
@@ -53,6 +71,7 @@ struct ColumnMeta {
   std::vector<std::string> definitions;  // distinct meta "definition" texts
   int digits = 3;                        // spec digits, else 0 for integral values, else 3
   Better better = Better::none;
+  int paper = 0;                         // the paper's direction (TableColumn::paper)
 };
 
 // One rendered column: a spec column, within one column group.
@@ -73,6 +92,8 @@ struct TableRow {
   std::vector<KeyValue> keys;           // one per layout.rows key
   std::vector<TableCell> cells;         // one per header
   std::vector<RunProvenance> runs;      // the row's runs, ascending
+  bool reference = false;               // the [compare] reference row
+  std::string compared_with;            // a compared row: the reference row's label; "" when none matches
 };
 
 struct Table {
@@ -83,6 +104,9 @@ struct Table {
   std::vector<TableHeader> headers;
   std::vector<TableRow> rows;
   std::string selection;              // which runs were selected, in words
+  std::string compare_reference;      // [compare] reference ("" = no paired differences)
+  std::string seed_key;               // what pairs runs
+  std::string builds;                 // "one build: <rev>" or, when allowed, the mixed revisions in words
   std::vector<std::string> warnings;  // honesty-check findings, one line each
 };
 

@@ -45,6 +45,30 @@ std::string cell_text(const TableCell& c, int digits, const std::string& pm, con
   return s + " (n=" + std::to_string(c.n) + ")";
 }
 
+}  // namespace
+
+// pm-free, so every format writes it alike (minus signs as ASCII hyphens, which LaTeX and CSV keep).
+std::string comparison_text(const TableRow& row, const TableCell& c, int digits, const std::string& dash) {
+  if (row.reference) return "reference";
+  if (!c.comparison) return dash;
+  const PairedDifference& d = c.comparison->difference;
+  auto signed_fixed = [&](double v) { return (v > 0 ? "+" : "") + fixed(v, digits); };
+  if (d.n == 0) return dash + " (no paired seeds)";
+  if (d.n == 1) return signed_fixed(d.mean) + " (n=1, no interval)";
+  std::string s = signed_fixed(d.mean) + " [" + signed_fixed(d.low) + ", " + signed_fixed(d.high) + "] (n=" + std::to_string(d.n) + ")";
+  if (c.comparison->verdict) s += " " + verdict_name(*c.comparison->verdict);
+  return s;
+}
+
+namespace {
+
+bool compared(const Table& t) { return !t.compare_reference.empty(); }
+
+// "<label> vs dense [95% CI] (n)", after the format's Δ.
+std::string comparison_header(const Table& t, const TableHeader& h) {
+  return h.label + " vs " + t.compare_reference + " [95% CI] (n)";
+}
+
 std::string key_text(const KeyValue& k, const std::string& dash) {
   return k.kind == KeyValue::Kind::missing ? dash : k.text;
 }
@@ -72,7 +96,24 @@ std::vector<std::string> definition_lines(const Table& t) {
 }
 
 std::vector<std::string> provenance_lines(const Table& t) {
-  std::vector<std::string> out{"selection: " + t.selection};
+  std::vector<std::string> out{"selection: " + t.selection, "builds: " + t.builds};
+  if (compared(t)) {
+    out.push_back("paired differences (Δ): each row minus its reference row (" + t.row_keys[0] + "=" + t.compare_reference +
+                  "), runs paired by " + t.seed_key + "; mean and 95% t-interval (t quantile at n - 1 degrees of "
+                  "freedom); verdict against the direction the paper claims: interval wholly on that side "
+                  "'reproduces', wholly on the other 'opposite', across zero 'inconclusive'");
+    for (const auto& row : t.rows) {
+      if (row.reference) continue;
+      if (row.compared_with.empty()) continue;
+      for (std::size_t h = 0; h < t.headers.size(); ++h) {
+        const auto& c = row.cells[h].comparison;
+        if (c && !c->unpaired.empty())
+          out.push_back(row_label(t, row) + ", " + t.headers[h].label + ": " + t.seed_key + " " +
+                        join_map(c->unpaired, ", ", [](const std::string& s) { return s; }) +
+                        " not paired (on one side only, or repeated)");
+      }
+    }
+  }
   for (const auto& row : t.rows) {
     auto field = [&](std::string RunProvenance::*f) {
       return join_map(row.runs, ", ", [&](const RunProvenance& p) { return p.*f; });
@@ -100,8 +141,10 @@ std::vector<std::string> body_cells(const Table& t, const TableRow& row, const T
   for (const auto& k : row.keys) cells.push_back(escape(key_text(k, dash)));
   for (std::size_t h = 0; h < t.headers.size(); ++h) {
     const TableCell& c = row.cells[h];
-    const std::string s = cell_text(c, t.metas[t.headers[h].meta].digits, pm, dash);
+    const int digits = t.metas[t.headers[h].meta].digits;
+    const std::string s = cell_text(c, digits, pm, dash);
     cells.push_back(c.best ? bold(s) : s);
+    if (compared(t)) cells.push_back(escape(comparison_text(row, c, digits, dash)));
   }
   return cells;
 }
@@ -174,6 +217,10 @@ std::string format_markdown(const Table& t) {
   for (const auto& h : t.headers) {
     head.push_back(md_escape(header_text(t, h)));
     rule.push_back("---:");
+    if (compared(t)) {
+      head.push_back("Δ " + md_escape(comparison_header(t, h)));
+      rule.push_back("---:");
+    }
   }
   out += line(head) + line(rule);
   for (const auto& row : t.rows)
@@ -193,8 +240,11 @@ std::string format_csv(const Table& t) {
     return join_map(fields, ",", csv_field) + "\n";
   };
   std::vector<std::string> head = t.row_keys;
-  for (const auto& h : t.headers)
+  for (const auto& h : t.headers) {
     for (const char* part : {" mean", " stderr", " n", " runs"}) head.push_back(h.label + part);
+    if (compared(t))
+      for (const char* part : {" diff mean", " diff low", " diff high", " diff n", " verdict"}) head.push_back(h.label + part);
+  }
   for (const char* p : {"runs", "seeds", "config_hashes", "git_revs", "data_digests"}) head.push_back(p);
   std::string out = line(head);
   for (const auto& row : t.rows) {
@@ -205,6 +255,13 @@ std::string format_csv(const Table& t) {
       f.push_back(c.n > 1 ? exact(c.std_err) : "");
       f.push_back(std::to_string(c.n));
       f.push_back(join_ids(c.runs, ";"));
+      if (!compared(t)) continue;
+      const PairedDifference d = c.comparison ? c.comparison->difference : PairedDifference{};
+      f.push_back(d.n > 0 ? exact(d.mean) : "");
+      f.push_back(d.n > 1 ? exact(d.low) : "");
+      f.push_back(d.n > 1 ? exact(d.high) : "");
+      f.push_back(row.reference ? "" : std::to_string(d.n));
+      f.push_back(row.reference ? "reference" : c.comparison && c.comparison->verdict ? verdict_name(*c.comparison->verdict) : "");
     }
     f.push_back(join_map(row.runs, ";", [](const RunProvenance& p) { return std::to_string(p.run); }));
     for (auto field : {&RunProvenance::seed, &RunProvenance::config_hash, &RunProvenance::git_rev,
@@ -219,11 +276,15 @@ std::string format_latex(const Table& t) {
   auto line = [](const std::vector<std::string>& cells) {
     return join_map(cells, " & ", [](const std::string& s) { return s; }) + " \\\\\n";
   };
+  const std::size_t ncols = t.headers.size() * (compared(t) ? 2 : 1);
   std::string out = "% " + one_line(t.title) + " (moxlab table)\n\\begin{table}[t]\n\\centering\n\\begin{tabular}{" +
-                    std::string(t.row_keys.size(), 'l') + std::string(t.headers.size(), 'r') + "}\n\\toprule\n";
+                    std::string(t.row_keys.size(), 'l') + std::string(ncols, 'r') + "}\n\\toprule\n";
   std::vector<std::string> head;
   for (const auto& k : t.row_keys) head.push_back(latex_escape(k));
-  for (const auto& h : t.headers) head.push_back(latex_escape(header_text(t, h)));
+  for (const auto& h : t.headers) {
+    head.push_back(latex_escape(header_text(t, h)));
+    if (compared(t)) head.push_back("$\\Delta$ " + latex_escape(comparison_header(t, h)));
+  }
   out += line(head) + "\\midrule\n";
   for (const auto& row : t.rows)
     out += line(body_cells(t, row, latex_escape, "$\\pm$", "---",

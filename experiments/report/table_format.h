@@ -3,11 +3,14 @@
 //
 //  md:    "## title", caption, a pipe table with cells "101.23 ± 0.45 (n=2)" ("101.23 (n=1)" without a
 //         standard error, "—" without runs; best cells **bold**), headers "label [metric, split]", then
-//         "### Definitions" (label: definition) and "### Provenance" (selection, per row: runs, seeds,
-//         config hashes, git revisions, data digests, cells with fewer runs, warnings).
+//         "### Definitions" (label: definition) and "### Provenance" (selection, builds, the pairing rule,
+//         per row: runs, seeds, config hashes, git revisions, data digests, cells with fewer runs,
+//         unpaired seeds, warnings). With [compare], each column is followed by "Δ <label> vs <reference>
+//         [95% CI] (n)": "-0.042 [-0.071, -0.013] (n=3) reproduces", "reference" in the reference row.
 //  csv:   RFC 4180 quoting, "\n" line ends; header line, then one line per row: the row keys, per column
-//         "<label> mean|stderr|n|runs" (full precision; empty when undefined; runs joined with ';'), then
-//         runs, seeds, config_hashes, git_revs, data_digests (';'-joined, one entry per run).
+//         "<label> mean|stderr|n|runs" (full precision; empty when undefined; runs joined with ';') and,
+//         with [compare], "<label> diff mean|diff low|diff high|diff n|verdict", then runs, seeds,
+//         config_hashes, git_revs, data_digests (';'-joined, one entry per run).
 //  latex: a booktabs tabular in a table float ($\pm$, \textbf for best cells, special characters
 //         escaped, \caption{caption or title}); definitions and provenance follow as % comment lines.
 #pragma once
@@ -26,5 +29,8 @@ std::string format_table(const Table& table, TableFormat format);
 std::string format_markdown(const Table& table);
 std::string format_csv(const Table& table);
 std::string format_latex(const Table& table);
+
+// A [compare] cell: "-0.042 [-0.071, -0.013] (n=3) reproduces", "reference", or dash when not compared.
+std::string comparison_text(const TableRow& row, const TableCell& cell, int digits, const std::string& dash);
 
 }  // namespace moxlab

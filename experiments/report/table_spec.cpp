@@ -171,7 +171,7 @@ TableLayout read_layout(const Reader& r) {
 }
 
 TableColumn read_column(const Reader& r) {
-  r.only({"metric", "label", "digits", "better"});
+  r.only({"metric", "label", "digits", "better", "paper"});
   TableColumn c;
   c.metric = r.required_text("metric");
   try {
@@ -188,6 +188,13 @@ TableColumn read_column(const Reader& r) {
     if (*b == "lower") c.better = Better::lower;
     else if (*b == "higher") c.better = Better::higher;
     else r.fail("better", "must be \"lower\" or \"higher\", got \"" + *b + "\"");
+  }
+  c.paper = c.better == Better::lower ? -1 : c.better == Better::higher ? 1 : 0;
+  if (auto p = r.text("paper")) {
+    if (*p == "lower") c.paper = -1;
+    else if (*p == "higher") c.paper = 1;
+    else if (*p == "none") c.paper = 0;
+    else r.fail("paper", "must be \"lower\", \"higher\" or \"none\", got \"" + *p + "\"");
   }
   return c;
 }
@@ -256,7 +263,7 @@ TableSpec parse_table_spec(const std::string& toml_text, const std::string& orig
   TableSpec spec;
   spec.origin = origin;
   const Reader r(root, "", spec.origin);
-  r.only({"title", "caption", "select", "layout", "column"});
+  r.only({"title", "caption", "select", "layout", "column", "compare"});
   spec.title = r.required_text("title");
   spec.caption = r.text("caption", true).value_or("");
   if (auto s = r.table("select")) spec.select = read_select(*s);
@@ -271,6 +278,10 @@ TableSpec parse_table_spec(const std::string& toml_text, const std::string& orig
   for (std::size_t i = 0; i < arr->size(); ++i)
     spec.columns.push_back(read_column(Reader(*arr->get(i)->as_table(), "column[" + std::to_string(i + 1) + "]", spec.origin)));
   check_placeholders(spec);
+  if (auto compare = r.table("compare")) {
+    compare->only({"reference"});
+    spec.compare_reference = compare->required_text("reference");
+  }
   return spec;
 }
 

@@ -22,6 +22,14 @@
 //   label = "val ppl"                                 # default: the metric pattern
 //   digits = 2                                        # optional (default: 0 for integral columns, else 3)
 //   better = "lower"                                  # optional: "lower" | "higher" -> best cell in bold
+//   paper = "lower"                                   # optional: the direction the paper claims for the
+//                                                     # method against the reference ([compare]); default
+//                                                     # `better`; "none": interval without a verdict
+//   [compare]                                         # optional: paired differences against a reference row
+//   reference = "dense"                               # a value of the first row key; each other row's
+//                                                     # runs pair with the reference row's by seed_key
+//                                                     # (with several row keys, with the reference row that
+//                                                     # matches the other keys, else the only one)
 //
 // A key named in rows/columns_by is a metric placeholder when some column's metric contains "{key}",
 // else a config key. Every column must contain every placeholder used in the layout, and every
@@ -48,6 +56,7 @@ struct TableColumn {
   std::string label;
   std::optional<int> digits;
   Better better = Better::none;
+  int paper = 0;  // the paper's claimed direction of method - reference: -1 lowers, +1 raises, 0 none
 };
 
 // A sweep is named either by its name or by its id.
@@ -78,6 +87,10 @@ struct TableSpec {
   TableSelect select;
   TableLayout layout;
   std::vector<TableColumn> columns;
+  std::string compare_reference;  // [compare] reference: "" = no paired differences
+  // Not in the TOML: set by `moxlab table --allow-mixed-builds` (and the viewer, which inspects rather than
+  // reports). Otherwise runs of different git revisions, or of a dirty tree, in one table are an Error.
+  bool allow_mixed_builds = false;
 
   // The placeholder names of the layout (rows, then columns_by), in that order.
   std::vector<std::string> placeholders() const;

@@ -148,6 +148,7 @@ TEST_CASE("runs and table read a store in a directory the reader cannot write", 
     r.kind = "train";
     r.status = RunStatus::finished;
     r.config_json = R"({"run.name":"archived","train.lr":0.003,"train.seed":1})";
+    r.git_rev = "0123456789abcdef0123456789abcdef01234567";  // one pinned build
     store.put_result(store.create_run(r), "train_end/val/loss", 2.5, R"({"metric":"loss","split":"val","definition":"mean NLL"})");
   }
   std::ofstream(dir + "/spec.toml") << "title = \"archive\"\n[select]\nkind = \"train\"\n[layout]\nrows = [\"train.lr\"]\n"

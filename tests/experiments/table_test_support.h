@@ -18,6 +18,7 @@ namespace moxlab::testing {
 struct TableStore {
   ScratchDir dir{"table"};
   RunStore store{dir.file("runs.db")};
+  std::string git_rev = "0123456789abcdef0123456789abcdef01234567";  // of the runs added next (one clean build)
 
   // A finished train run with a flat config (as Config::to_json writes it) and results
   // (key, value, meta_json). Hashes and digests are fixed so rendered provenance is predictable.
@@ -31,7 +32,7 @@ struct TableStore {
     r.config_json = config.dump();
     r.config_hash = "cfg" + std::to_string(++count_) + "0123456789abcdef";
     r.seed = config.value("train.seed", 0);
-    r.git_rev = "0123456789abcdef0123+dirty";
+    r.git_rev = git_rev;
     r.data_digest = "feedbeef00112233";
     r.sweep_id = sweep;
     const std::int64_t id = store.create_run(r);
@@ -39,7 +40,11 @@ struct TableStore {
     return id;
   }
 
-  Table build(const std::string& spec_toml) const { return build_table(parse_table_spec(spec_toml, "spec.toml"), store); }
+  Table build(const std::string& spec_toml, bool allow_mixed_builds = false) const {
+    TableSpec spec = parse_table_spec(spec_toml, "spec.toml");
+    spec.allow_mixed_builds = allow_mixed_builds;
+    return build_table(spec, store);
+  }
 
  private:
   int count_ = 0;

@@ -75,7 +75,8 @@ TEST_CASE("table build: rows pool seeds into mean, standard error and n", "[tabl
   CHECK(run_ids(t.rows[2]) == std::vector<std::int64_t>{a1, a2});
   CHECK(t.rows[2].runs[1].seed == "2");
   CHECK(t.rows[2].runs[1].config_hash == "cfg201234567");
-  CHECK(t.rows[2].runs[1].git_rev == "0123456789ab+dirty");
+  CHECK(t.rows[2].runs[1].git_rev == "0123456789ab");
+  CHECK(t.builds == "one build: 0123456789abcdef0123456789abcdef01234567");
   CHECK(t.rows[2].runs[1].data_digest == "feedbeef0011");
 
   CHECK(t.rows[3].cells[0].n == 1);

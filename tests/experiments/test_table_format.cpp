@@ -61,8 +61,9 @@ Validation perplexity after 100 steps.
 ### Provenance
 
 - selection: 3 runs (1, 2, 3) selected by status finished
-- model.dim=64, train.lr=0.001: runs 1, 2; seeds 1, 2; config cfg101234567, cfg201234567; git 0123456789ab+dirty, 0123456789ab+dirty; data feedbeef0011, feedbeef0011
-- model.dim=64, train.lr=0.01: runs 3; seeds 1; config cfg301234567; git 0123456789ab+dirty; data feedbeef0011; active params from runs none
+- builds: one build: 0123456789abcdef0123456789abcdef01234567
+- model.dim=64, train.lr=0.001: runs 1, 2; seeds 1, 2; config cfg101234567, cfg201234567; git 0123456789ab, 0123456789ab; data feedbeef0011, feedbeef0011
+- model.dim=64, train.lr=0.01: runs 3; seeds 1; config cfg301234567; git 0123456789ab; data feedbeef0011; active params from runs none
 )");
 }
 
@@ -73,8 +74,8 @@ TEST_CASE("table format: CSV", "[table][table_format]") {
         "model.dim,train.lr,val ppl mean,val ppl stderr,val ppl n,val ppl runs,active params mean,active params stderr,"
         "active params n,active params runs,runs,seeds,config_hashes,git_revs,data_digests\n"
         "64,0.001,11,1,2,1;2,1000,0,2,1;2,1;2,1;2,cfg101234567;cfg201234567,"
-        "0123456789ab+dirty;0123456789ab+dirty,feedbeef0011;feedbeef0011\n"
-        "64,0.01,20.126,,1,3,,,0,,3,1,cfg301234567,0123456789ab+dirty,feedbeef0011\n");
+        "0123456789ab;0123456789ab,feedbeef0011;feedbeef0011\n"
+        "64,0.01,20.126,,1,3,,,0,,3,1,cfg301234567,0123456789ab,feedbeef0011\n");
 
   // RFC 4180: fields with commas, quotes or line breaks are quoted, quotes doubled.
   const std::string quoted = format_csv(s.build(R"(

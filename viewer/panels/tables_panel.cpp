@@ -140,6 +140,7 @@ class TablesPanel : public Panel {
     try {
       TableSpec spec = load_table_spec(spec_path_);
       if (!sweep_.empty()) spec.select.sweeps = parse_sweep_refs(sweep_);
+      spec.allow_mixed_builds = true;  // the viewer inspects any store; the provenance names the builds
       RunStoreOptions options;
       options.read_only = true;
       table_ = build_table(spec, RunStore(ctx.catalog.path(), options));
@@ -152,14 +153,19 @@ class TablesPanel : public Panel {
   void render(ViewerContext& ctx, const Table& t) {
     ImGui::TextWrapped("%s", t.title.c_str());
     if (!t.caption.empty()) ImGui::TextDisabled("%s", t.caption.c_str());
-    const int columns = static_cast<int>(t.row_keys.size() + t.headers.size());
+    const bool compared = !t.compare_reference.empty();  // a paired-difference column after each column
+    const int per_header = compared ? 2 : 1;
+    const int columns = static_cast<int>(t.row_keys.size() + t.headers.size() * per_header);
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
     const float height = std::max(150.0f, ImGui::GetContentRegionAvail().y * 0.65f);
     if (columns > 0 && columns <= 64 && ImGui::BeginTable("table", columns, flags, ImVec2(0, height))) {
       ImGui::TableSetupScrollFreeze(static_cast<int>(t.row_keys.size()), 1);
       for (const auto& k : t.row_keys) ImGui::TableSetupColumn(k.c_str());
-      for (const auto& h : t.headers) ImGui::TableSetupColumn(h.label.c_str());
+      for (const auto& h : t.headers) {
+        ImGui::TableSetupColumn(h.label.c_str());
+        if (compared) ImGui::TableSetupColumn(("diff vs " + t.compare_reference + " [95% CI]").c_str());  // the font is ASCII
+      }
       ImGui::TableHeadersRow();
       for (const auto& row : t.rows) {
         ImGui::TableNextRow();
@@ -169,7 +175,7 @@ class TablesPanel : public Panel {
           ImGui::TextUnformatted(row.keys[k].kind == KeyValue::Kind::missing ? "-" : row.keys[k].text.c_str());
         }
         for (std::size_t c = 0; c < row.cells.size(); ++c) {
-          ImGui::TableSetColumnIndex(static_cast<int>(row.keys.size() + c));
+          ImGui::TableSetColumnIndex(static_cast<int>(row.keys.size() + c * per_header));
           const TableCell& cell = row.cells[c];
           const std::string text = cell_text(cell, t.metas[t.headers[c].meta].digits);
           if (cell.best) ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.45f, 1), "%s", text.c_str());
@@ -179,11 +185,15 @@ class TablesPanel : public Panel {
             for (auto r : cell.runs) runs += (runs.empty() ? "" : ", ") + std::to_string(r);
             ImGui::SetTooltip("%.10g (runs %s)", cell.mean, runs.c_str());
           }
+          if (!compared) continue;
+          ImGui::TableSetColumnIndex(static_cast<int>(row.keys.size() + c * per_header + 1));
+          ImGui::TextUnformatted(comparison_text(row, cell, t.metas[t.headers[c].meta].digits, "-").c_str());
         }
       }
       ImGui::EndTable();
     }
     ImGui::Text("%zu rows; %s", t.rows.size(), t.selection.c_str());
+    ImGui::TextWrapped("builds: %s", t.builds.c_str());
     for (const auto& w : t.warnings) show_message(ctx, "warning: " + w);
     if (ImGui::CollapsingHeader("Definitions")) {
       for (const auto& m : t.metas)
