@@ -14,7 +14,7 @@ APT_PACKAGES=(
   # LibTorch (CPU) and a fast BLAS: Debian's reference BLAS is ~17x slower for matmuls
   libtorch-dev libopenblas0-openmp
   # storage
-  libhdf5-dev libsqlitecpp-dev libsqlite3-dev sqlite3 zlib1g-dev
+  libhdf5-dev libsqlitecpp-dev libsqlite3-dev sqlite3 zlib1g-dev xz-utils
   # config, CLI, JSON, tokenizer
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libsentencepiece-dev libpcre2-dev
   # tests and benchmarks

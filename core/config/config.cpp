@@ -74,6 +74,10 @@ Schema bind(Config& c) {
   s.add("model.init_std", m.init_std, 0.0, 1.0, "std of the normal weight init");
   s.add("model.patch_size", m.patch_size, 1, 1024, "ViT patch side in pixels (image runs, data.images)");
   s.add("model.head_dim", m.head_dim_override, 0, 4096, "attention head width (0: model.dim / model.n_heads)");
+  s.add("model.branch_scale", m.branch_scale, {"none", "fixed", "learned"},
+        "scalar on each block's attention and FFN output before the residual add: none, fixed, or learned per block (branch-scale control)");
+  s.add("model.attn_branch_scale", m.attn_branch_scale, 0.0, 1e3, "attention-branch scale (fixed) or its initial value (learned)");
+  s.add("model.ffn_branch_scale", m.ffn_branch_scale, 0.0, 1e3, "FFN-branch scale (fixed) or its initial value (learned)");
   s.add("model.attention", m.attention, attention_kind_names(), "attention kind (" + attention_kinds_help() + ")");
   s.add("model.ffn", m.ffn, ffn_kind_names(), "FFN kind (" + ffn_kinds_help() + ")");
   for (const auto& kind : model_kinds())  // each kind's own keys (mohd.*, moh.*, tomoe.*)
@@ -300,6 +304,10 @@ void validate(const Config& c) {
     require(c.prune.method != "none" || c.prune.active == 1.0, "prune.method = none keeps everything: prune.active must be 1");
     require(c.prune.method != "wanda_2_4" || c.prune.active == 0.5, "prune.method = wanda_2_4 keeps exactly half: prune.active must be 0.5");
   }
+  require(m.branch_scale == "none" || !m.is_tomoe(),
+          "model.branch_scale is a control for models trained from scratch; ToMoE converts a dense model and keeps none");
+  require(m.branch_scale != "none" || (m.attn_branch_scale == 1.0 && m.ffn_branch_scale == 1.0),
+          "model.attn_branch_scale / model.ffn_branch_scale need model.branch_scale = fixed or learned");
   require(m.head_dim() % 2 == 0, "head dimension (model.head_dim, or model.dim / model.n_heads) must be even for RoPE");
   require(c.train.seq_len <= m.max_seq_len, "train.seq_len (" + std::to_string(c.train.seq_len) +
                                                 ") exceeds model.max_seq_len (" + std::to_string(m.max_seq_len) + ")");

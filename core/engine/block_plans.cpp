@@ -23,9 +23,10 @@ torch::Tensor BlockPlans::forward(torch::Tensor x, const Rope& rope, Analysis& a
   for (std::size_t l = 0; l < blocks_->size(); ++l) {
     auto& block = *blocks_->ptr<BlockImpl>(l);
     Step step{rope, an, block.taps, layers[l], cache, form};
-    const auto [h, h_normed] = add_rms_norm(x, attention_[l]->forward(x_normed, step), block.ffn_norm->weight, block.ffn_norm->eps());
+    const auto [h, h_normed] =
+        add_rms_norm(x, block.scale_attention(attention_[l]->forward(x_normed, step)), block.ffn_norm->weight, block.ffn_norm->eps());
     an.tap(block.taps.resid_mid, h);
-    const auto f = ffn_[l]->forward(h_normed, step);
+    const auto f = block.scale_ffn(ffn_[l]->forward(h_normed, step));
     if (l + 1 < blocks_->size()) {
       const auto& next = *blocks_->ptr<BlockImpl>(l + 1)->attn_norm;
       std::tie(x, x_normed) = add_rms_norm(h, f, next.weight, next.eps());

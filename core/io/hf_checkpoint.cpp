@@ -29,6 +29,7 @@ Parts layer_parts(const Transformer& model, int l, const std::string& what) {
   auto* attn = typeid(*b->attn) == typeid(DenseAttention) ? static_cast<DenseAttention*>(b->attn.get()) : nullptr;
   auto* ffn = typeid(*b->ffn) == typeid(SwiGLU) ? static_cast<SwiGLU*>(b->ffn.get()) : nullptr;
   require(attn && ffn, what + ": only dense attention and SwiGLU FFN map to the HF LLaMA layout");
+  require(!b->attn_scale.defined(), what + ": model.branch_scale has no HF LLaMA equivalent");
   return {b, attn, ffn};
 }
 

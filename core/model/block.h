@@ -1,4 +1,5 @@
-// One pre-norm decoder block (LLaMA): h = x + Attn(RMSNorm(x)); y = h + FFN(RMSNorm(h)).
+// One pre-norm decoder block (LLaMA): h = x + Attn(RMSNorm(x)); y = h + FFN(RMSNorm(h)); with
+// model.branch_scale, h = x + s_a Attn(..), y = h + s_f FFN(..) (a fixed buffer or a trained scalar).
 // Taps: resid.mid = h, resid.out = y (attention and FFN tap their own insides).
 #pragma once
 #include <functional>
@@ -38,7 +39,12 @@ class BlockImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const Rope& rope, Analysis& an, LayerIO& io, const LayerForms* forms = nullptr);
   ParamCount param_count() const;
 
+  // The branch outputs times the block's scales (unchanged without model.branch_scale).
+  torch::Tensor scale_attention(const torch::Tensor& out) const { return attn_scale.defined() ? out * attn_scale : out; }
+  torch::Tensor scale_ffn(const torch::Tensor& out) const { return ffn_scale.defined() ? out * ffn_scale : out; }
+
   RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};
+  torch::Tensor attn_scale, ffn_scale;  // [1]: model.branch_scale fixed (buffers) or learned (parameters); else undefined
   std::shared_ptr<Attention> attn;
   std::shared_ptr<FeedForward> ffn;
   const BlockTapNames taps;

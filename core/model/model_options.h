@@ -23,6 +23,14 @@ struct ModelOptions {
   bool tie_embeddings = true;
   bool qkv_bias = false;     // Qwen2-style bias on the Q, K and V projections
   double init_std = 0.02;
+  // A control for branch scale (issue 32): at initialisation MoHD and MoH start their attention branch
+  // at ~0.10x / ~0.14x of a dense branch, which alone changes early training. Each block's attention and
+  // FFN outputs are multiplied by a scalar before the residual add: "none"; "fixed" at attn_branch_scale
+  // / ffn_branch_scale; "learned": one trained scalar per block and branch, starting there (LayerScale
+  // with a scalar; no weight decay, as for every 1-D parameter).
+  std::string branch_scale = "none";
+  double attn_branch_scale = 1.0;
+  double ffn_branch_scale = 1.0;
   std::string attention = "dense";  // pluggable attention kind: dense | mohd | moh | tomoe
   std::string ffn = "dense";        // pluggable FFN kind: dense | mohd | tomoe
   MohdOptions mohd_attn;            // used when attention = "mohd" (keys mohd.attn.*)

@@ -4,6 +4,7 @@
 
 #include "core/model/kind_modules.h"
 #include "core/model/model_kind.h"
+#include "core/model/post_init.h"
 
 namespace moxlab {
 
@@ -12,14 +13,22 @@ BlockImpl::BlockImpl(const ModelOptions& o, int layer) : taps(layer) {
   ffn_norm = register_module("ffn_norm", RMSNorm(o.dim, o.norm_eps));
   attn = register_module("attn", make_attention(o, layer));
   ffn = register_module("ffn", make_ffn(o, layer));
+  if (o.branch_scale == "fixed") {
+    attn_scale = register_buffer("attn_scale", torch::full({1}, o.attn_branch_scale));
+    ffn_scale = register_buffer("ffn_scale", torch::full({1}, o.ffn_branch_scale));
+  } else if (o.branch_scale == "learned") {
+    attn_scale = register_parameter("attn_scale", torch::full({1}, o.attn_branch_scale));
+    ffn_scale = register_parameter("ffn_scale", torch::full({1}, o.ffn_branch_scale));
+  }
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, LayerIO& io, const LayerForms* forms) {
   const auto x_normed = attn_norm(x);
-  const auto h = x + (forms && forms->attention ? forms->attention(x_normed, rope, an, taps, io) : attn->forward(x_normed, rope, an, taps, io));
+  const auto h = x + scale_attention(forms && forms->attention ? forms->attention(x_normed, rope, an, taps, io)
+                                                               : attn->forward(x_normed, rope, an, taps, io));
   an.tap(taps.resid_mid, h);
   const auto h_normed = ffn_norm(h);
-  const auto y = h + (forms && forms->ffn ? forms->ffn(h_normed, an, taps, io) : ffn->forward(h_normed, an, taps, io));
+  const auto y = h + scale_ffn(forms && forms->ffn ? forms->ffn(h_normed, an, taps, io) : ffn->forward(h_normed, an, taps, io));
   an.tap(taps.resid_out, y);
   return y;
 }
@@ -27,7 +36,9 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const Rope& rope, Analy
 ParamCount BlockImpl::param_count() const {
   ParamCount c = attn->param_count();
   c += ffn->param_count();
-  const std::int64_t norms = attn_norm->weight.numel() + ffn_norm->weight.numel();
+  // Norm weights and learned branch scales: parameters every token uses.
+  const std::int64_t norms = attn_norm->weight.numel() + ffn_norm->weight.numel() +
+                             (attn_scale.defined() && attn_scale.requires_grad() ? attn_scale.numel() + ffn_scale.numel() : 0);
   c.total += norms;
   c.active += norms;
   return c;
@@ -147,7 +158,12 @@ void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint6
   for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     auto& p = item.value();
-    if (names_module(name, torch_default)) init_torch_default(name, p);
+    auto ends_with = [&](const std::string& tail) {
+      return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (ends_with(".attn_scale")) p.fill_(o.attn_branch_scale);  // model.branch_scale = learned
+    else if (ends_with(".ffn_scale")) p.fill_(o.ffn_branch_scale);
+    else if (names_module(name, torch_default)) init_torch_default(name, p);
     else if (name.find("norm") != std::string::npos) p.fill_(1.0);
     else if (names_module(name, fan_in)) {
       // Default linear initialisation U(+-1/sqrt(fan_in)) (NOTES.md).
@@ -158,6 +174,8 @@ void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint6
     else if (name.find(".wo.") != std::string::npos || name.find(".w2.") != std::string::npos) p.normal_(0, resid_std);
     else p.normal_(0, std);
   }
+  for (const auto& module : model.modules(/*include_self=*/false))
+    if (auto* fixed = dynamic_cast<PostInit*>(module.get())) fixed->post_init();
 }
 
 ParamCount count_parameters(const Transformer& model) {

@@ -1,4 +1,5 @@
-// `moxlab eval --run ID | --checkpoint PATH [--tasks a,b] [--limit N] [--no-perplexity] [--no-wikitext]`
+// `moxlab eval --run ID | --checkpoint PATH [--tasks a,b] [--limit N] [--no-perplexity] [--no-wikitext]
+// [--kl-reference init|PATH]`
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -22,6 +23,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--limit", o->limit, "first N items per task (0: all)")->check(non_negative_count());
   cmd->add_option("--max-val-tokens", o->max_val_tokens, "per-domain validation tokens (0: all)")
       ->check(integer_in(0, std::numeric_limits<std::int64_t>::max() / 2));
+  cmd->add_option("--kl-reference", o->kl_reference,
+                  "also KL(reference || model) per validation domain: init (the model's train.init_from) or a checkpoint path");
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward pass")->check(integer_in(1, 1 << 16));
   cmd->add_option("--threads", o->threads, "LibTorch threads (0: all cores)")->check(thread_count());
   auto* no_ppl = cmd->add_flag("--no-perplexity", "skip per-domain validation perplexity");
@@ -52,7 +55,7 @@ void register_eval(CLI::App& app) {
       char buf[160];
       if (std::isfinite(l.std_err)) std::snprintf(buf, sizeof(buf), "  %-36s %10.4f ± %.4f", l.key.c_str(), l.value, l.std_err);
       else std::snprintf(buf, sizeof(buf), "  %-36s %10.4f", l.key.c_str(), l.value);
-      std::cout << buf << "\n";
+      std::cout << buf << (l.note.empty() ? "" : "  (" + l.note + ")") << "\n";
     }
   });
 }

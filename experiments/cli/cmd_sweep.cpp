@@ -23,7 +23,10 @@
 #include "core/common/error.h"
 #include "core/store/run_store.h"
 #include "experiments/cli/commands.h"
+#include "experiments/bench/matmul_peak.h"
+#include "experiments/bench/sweep_estimate.h"
 #include "experiments/cli/option_checks.h"
+#include "kernels/runtime/cpu_features.h"
 #include "experiments/runner/sweep_member.h"
 #include "experiments/sweep/slurm_script.h"
 #include "experiments/sweep/sweep_scheduler.h"
@@ -109,22 +112,33 @@ std::optional<std::int64_t> same_plan(const RunStore& store, const std::string& 
 void register_plan(CLI::App& sweep) {
   struct Args {
     std::string spec, store;
-    bool fresh = false;
+    bool fresh = false, no_estimate = false;
+    int threads = 0;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = sweep.add_subcommand("plan", "Expand a sweep spec into members recorded in the run store");
   cmd->add_option("spec", a->spec, "sweep spec (TOML)")->required();
   cmd->add_option("--store", a->store, "run store (default: the base config's run.store)");
   cmd->add_flag("--new", a->fresh, "plan a new sweep even if an identical one exists");
+  cmd->add_flag("--no-estimate", a->no_estimate, "skip the CPU-time estimate (a few timed training steps per distinct model)");
+  cmd->add_option("--threads", a->threads, "threads per run the estimate assumes (0: every core)")->check(CLI::Range(0, 4096));
   cmd->callback([a]() {
     const SweepSpec spec = load_sweep_spec(a->spec);
     const std::string store_path = absolute(a->store.empty() ? load_config(spec.base, spec.set).run.store : a->store);
     const auto planned = expand_sweep(spec, store_path);
+    auto estimate = [&] {
+      if (a->no_estimate) return;
+      std::vector<Config> configs;
+      for (const auto& p : planned) configs.push_back(p.config);
+      const int threads = a->threads > 0 ? a->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      std::cerr << format_sweep_estimate(estimate_sweep(configs, threads), cpu_model_name() + " (" + isa_name(active_isa()) + ")");
+    };
     RunStore store(store_path);
     if (!a->fresh) {
       if (auto existing = same_plan(store, spec.name, planned)) {
         std::cerr << "sweep " << spec.name << " is already planned with these members as sweep " << *existing
                   << " (" << status_counts(store.sweep_members(*existing)) << "); pass --new for another\n";
+        estimate();
         std::cout << *existing << "\n";
         return;
       }
@@ -138,6 +152,7 @@ void register_plan(CLI::App& sweep) {
     std::cerr << "sweep " << id << " (" << spec.name << "): " << planned.size() << " members in " << store_path << "\n";
     for (std::size_t i = 0; i < planned.size(); ++i) std::cerr << "  " << i << "  " << planned[i].label << "\n";
     std::cerr << "run with: moxlab sweep run " << id << " --store " << store_path << " --workers N\n";
+    estimate();
     std::cout << id << "\n";
   });
 }

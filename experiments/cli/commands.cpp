@@ -15,6 +15,7 @@ void register_all(CLI::App& app) {
   register_runs(app);
   register_bench(app);
   register_table(app);
+  register_scorecard(app);
   register_sweep(app);
   register_convert(app);
   register_prune(app);

@@ -26,6 +26,7 @@ void register_route(CLI::App& app);
 void register_runs(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_table(CLI::App& app);
+void register_scorecard(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_prune(CLI::App& app);

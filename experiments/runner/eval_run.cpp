@@ -1,6 +1,7 @@
 #include "experiments/runner/eval_run.h"
 
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -9,8 +10,11 @@
 #include "core/common/paths.h"
 #include "core/data/shards/dataset.h"
 #include "core/data/tokenizers/tokenizer.h"
+#include "core/eval/kl_divergence.h"
 #include "core/eval/perplexity.h"
+#include "core/train/checkpoint.h"
 #include "core/eval/scorer.h"
+#include "core/eval/tasks/choice_margin.h"
 #include "core/eval/tasks/zeroshot.h"
 #include "core/eval/unigram_baseline.h"
 #include "kernels/runtime/torch_threads.h"
@@ -32,7 +36,7 @@ void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::strin
   nlohmann::json m = meta;
   if (std::isfinite(std_err)) m["stderr"] = std_err;
   store.put_result(run, key, value, m.dump());
-  res.lines.push_back({key, value, std_err, m.value("definition", "")});
+  res.lines.push_back({key, value, std_err, m.value("definition", ""), m.value("at_chance", false) ? "at chance" : ""});
 }
 
 void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& name,
@@ -46,6 +50,21 @@ void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const
   put_one("ppl", kPplDefinition, r.ppl());
   put_one("loss", kLossDefinition, r.loss());
   if (r.bytes > 0) put_one("bpb", kBpbDefinition, r.bpb());
+}
+
+// The checkpoint KL is measured against: the model's train.init_from for "init", else the path given.
+std::string kl_reference_path(const std::string& reference, const Config& cfg, const std::string& store) {
+  if (reference != "init") return reference;
+  require(!cfg.train.init_from.empty(), "eval --kl-reference init: the model has no train.init_from (it was trained from scratch)");
+  return resolve_init_from(cfg.train.init_from, store, cfg.train.seed);
+}
+
+void put_kl(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& name, const KlResult& kl,
+            const std::string& reference) {
+  const nlohmann::json meta{{"metric", "kl"}, {"split", "val"}, {"tokens", kl.tokens}, {"reference", reference},
+                            {"definition", std::string("mean over predicted tokens of KL(reference || model) in nats, the reference "
+                                                       "reading the same context") + kWindows}};
+  put(store, run, res, "kl/" + name, kl.mean(), NAN, meta);
 }
 
 }  // namespace
@@ -87,6 +106,15 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       ShardTokenSource train(prepared.shards_dir, Split::Train), val(prepared.shards_dir, Split::Val);
       const UnigramBaseline unigram(train, cfg.model.vocab_size);
       PerplexityResult all, all_unigram;
+      std::optional<LoadedCheckpoint> reference;
+      std::string reference_path;
+      if (!opts.kl_reference.empty()) {
+        reference_path = kl_reference_path(opts.kl_reference, cfg, opts.ref.store);
+        reference = load_checkpoint(reference_path);
+        require(reference->meta.tokenizer_spec == ck.loaded.meta.tokenizer_spec,
+                "eval --kl-reference: " + reference_path + " has another tokenizer than the model");
+      }
+      KlResult kl_all;
       auto accumulate = [](PerplexityResult& sum, const PerplexityResult& r) {
         sum.nll_sum += r.nll_sum;
         sum.tokens += r.tokens;
@@ -103,7 +131,15 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
         accumulate(all, r);
         accumulate(all_unigram, u);
+        if (reference) {
+          const KlResult kl = evaluate_kl(model, *reference->model, val, d, seq_len, opts.max_val_tokens, opts.batch_size, form,
+                                          form_from_name(reference->config.execution.form));
+          put_kl(store, ck.run_id, res, "val/" + val.domain_name(d), kl, reference_path);
+          kl_all.kl_sum += kl.kl_sum;
+          kl_all.tokens += kl.tokens;
+        }
       }
+      if (reference) put_kl(store, ck.run_id, res, "val/all", kl_all, reference_path);
       put_perplexity(store, ck.run_id, res, "val/all", all, "val (token-weighted over domains)");
       put_perplexity(store, ck.run_id, res, "unigram/val/all", all_unigram, "val (add-one unigram of train tokens)");
     }
@@ -141,10 +177,22 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
             progress("task " + name, static_cast<std::int64_t>(done), static_cast<std::int64_t>(total));
           };
           TaskResult tr = run_task(spec, *tok, score, topts);
+          const auto margin = choice_margin(tr);
           for (const auto& m : tr.metrics) {
             nlohmann::json meta{{"metric", m.name}, {"split", tr.split}, {"n", tr.n_items},
                                 {"definition", m.definition}, {"setup", tr.setup}};
+            if (margin && (m.name == "acc" || m.name == "acc_norm")) {
+              meta["chance"] = margin->chance;
+              meta["at_chance"] = at_chance(m, margin->chance);  // its 95% interval contains chance
+            }
             put(store, ck.run_id, res, name + "/" + m.name, m.value, m.std_err, meta);
+          }
+          if (margin) {
+            put(store, ck.run_id, res, name + "/margin", margin->margin, margin->margin_stderr,
+                {{"metric", "margin"}, {"split", tr.split}, {"n", margin->n}, {"definition", margin_definition()}, {"setup", tr.setup}});
+            put(store, ck.run_id, res, name + "/chance", margin->chance, NAN,
+                {{"metric", "chance"}, {"split", tr.split}, {"n", margin->n},
+                 {"definition", "chance accuracy: mean over items of 1 / number of choices"}});
           }
           std::vector<std::pair<int, std::string>> items;
           for (const auto& row : tr.audit) items.emplace_back(static_cast<int>(row.item), row.to_json());

@@ -18,6 +18,10 @@ struct EvalRunOptions {
   bool perplexity = true;           // per-domain val perplexity
   bool wikitext = true;
   std::int64_t max_val_tokens = 0;  // per domain (0: all)
+  // With perplexity: also KL(reference || model) per domain on the same windows (kl/val/<domain>,
+  // kl/val/all). "" none; "init": the model's train.init_from (the dense model it was converted, pruned
+  // or continue-tuned from); else a checkpoint path.
+  std::string kl_reference;
   int batch_size = 16;
   int threads = 0;
   std::function<void(const std::string&)> log;
@@ -31,6 +35,7 @@ struct EvalLine {
   double value;
   double std_err;  // NaN when not applicable
   std::string definition;
+  std::string note;  // "at chance" for an accuracy whose 95% interval contains chance
 };
 
 struct EvalRunResult {

@@ -139,6 +139,7 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       e.limit = ev.limit;
       e.wikitext = ev.wikitext;
       e.max_val_tokens = ev.max_val_tokens;
+      e.kl_reference = ev.kl_reference;
       e.threads = opts.threads;
       e.log = log;
       run_evaluation(e);

@@ -88,7 +88,7 @@ SweepAxis parse_axis(const toml::table& t, const std::string& where) {
 }
 
 SweepEval parse_eval(const toml::table& t, const std::string& where) {
-  check_keys(t, {"tasks", "limit", "wikitext", "max_val_tokens", "routing_tokens_per_domain"}, where);
+  check_keys(t, {"tasks", "limit", "wikitext", "max_val_tokens", "routing_tokens_per_domain", "kl_reference"}, where);
   SweepEval e;
   e.enabled = true;
   e.tasks = string_list(t.get("tasks"), where + ".tasks");
@@ -96,6 +96,11 @@ SweepEval parse_eval(const toml::table& t, const std::string& where) {
   e.wikitext = t["wikitext"].value_or(false);
   e.max_val_tokens = t["max_val_tokens"].value_or<std::int64_t>(0);
   e.routing_tokens_per_domain = t["routing_tokens_per_domain"].value_or<std::int64_t>(0);
+  if (const toml::node* kl = t.get("kl_reference")) {
+    const auto s = kl->value_exact<std::string>();
+    require(s && !s->empty(), where + ".kl_reference must be \"init\" or a checkpoint path");
+    e.kl_reference = *s;
+  }
   require(e.limit >= 0 && e.max_val_tokens >= 0 && e.routing_tokens_per_domain >= 0,
           where + ": limit, max_val_tokens and routing_tokens_per_domain must be >= 0");
   return e;
@@ -238,7 +243,8 @@ nlohmann::json sweep_spec_json(const SweepSpec& spec, const std::string& workdir
             {"limit", spec.eval.limit},
             {"wikitext", spec.eval.wikitext},
             {"max_val_tokens", spec.eval.max_val_tokens},
-            {"routing_tokens_per_domain", spec.eval.routing_tokens_per_domain}}}};
+            {"routing_tokens_per_domain", spec.eval.routing_tokens_per_domain},
+            {"kl_reference", spec.eval.kl_reference}}}};
 }
 
 SweepEval sweep_eval_from_json(const nlohmann::json& spec_json) {
@@ -251,6 +257,7 @@ SweepEval sweep_eval_from_json(const nlohmann::json& spec_json) {
   e.wikitext = j.value("wikitext", false);
   e.max_val_tokens = j.value("max_val_tokens", std::int64_t{0});
   e.routing_tokens_per_domain = j.value("routing_tokens_per_domain", std::int64_t{0});
+  e.kl_reference = j.value("kl_reference", std::string());
   return e;
 }
 

@@ -21,6 +21,8 @@
 //   wikitext = false
 //   max_val_tokens = 0                      # per domain (0 = all)
 //   routing_tokens_per_domain = 0           # > 0: MoHD members also get `moxlab route` (Fig. 11)
+//   kl_reference = "init"                   # optional: KL(reference || model) per domain; "init" = each
+//                                           # member's train.init_from (its dense start), or a checkpoint
 //
 // Member order: seeds outermost, then the axes (first axis slowest), so the first members complete
 // one seed of every configuration. Member k runs run.name "<name>.<k>".
@@ -47,6 +49,7 @@ struct SweepEval {
   bool wikitext = false;
   std::int64_t max_val_tokens = 0;
   std::int64_t routing_tokens_per_domain = 0;  // > 0: per-domain router statistics of MoHD members
+  std::string kl_reference;                    // "" none, "init" or a checkpoint path (EvalRunOptions)
 };
 
 struct SweepSpec {

@@ -14,7 +14,7 @@ namespace moxlab {
 namespace {
 
 // One row's routing from its logits z[N] (Eq. 11-12 and the scaling); p, g, w, a: the row's outputs.
-void route_row(const float* z, std::int64_t N, int shared, int routed, bool scaling, float* p, float* g, float* w, bool* a) {
+void route_row(const float* z, std::int64_t N, int shared, int routed, GateScaling scaling, float* p, float* g, float* w, bool* a) {
   float top = z[0];
   for (std::int64_t i = 1; i < N; ++i) top = std::max(top, z[i]);
   float sum = 0;
@@ -32,7 +32,7 @@ void route_row(const float* z, std::int64_t N, int shared, int routed, bool scal
     g[i] = a[i] ? p[i] : 0.0f;
     gate_sum += g[i];
   }
-  const double alpha = scaling ? static_cast<double>(N) * gate_sum : 1.0;
+  const double alpha = gate_alpha(scaling, gate_sum, N, shared + routed);
   for (std::int64_t i = 0; i < N; ++i) w[i] = static_cast<float>(g[i] * alpha);
 }
 
@@ -47,7 +47,7 @@ SubDimTopK empty_routing(std::int64_t M, std::int64_t N) {
 
 }  // namespace
 
-SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, bool scaling) {
+SubDimTopK sub_dim_top_k(const torch::Tensor& logits, int shared, int routed, GateScaling scaling) {
   TORCH_CHECK(logits.dim() == 2 && logits.is_cpu() && logits.scalar_type() == torch::kFloat, "sub-dim top-k: [M, N] float32 CPU logits");
   const std::int64_t M = logits.size(0), N = logits.size(1);
   TORCH_CHECK(shared >= 0 && routed >= 0 && shared + routed <= N, "sub-dim top-k: shared + routed exceeds N");
@@ -67,7 +67,7 @@ bool sub_dim_route_fusable(const torch::Tensor& x, const torch::Tensor& centroid
   return route_input_fits(x) && centroids.is_cpu() && centroids.scalar_type() == torch::kFloat && centroids.dim() == 2 && centroids.size(1) == x.size(-1);
 }
 
-SubDimTopK sub_dim_route(const torch::Tensor& x, const PackedWeight& phi, int shared, int routed, bool scaling) {
+SubDimTopK sub_dim_route(const torch::Tensor& x, const PackedWeight& phi, int shared, int routed, GateScaling scaling) {
   TORCH_CHECK(route_input_fits(x) && !phi.swiglu && phi.k == x.size(-1),
               "sub-dim route: contiguous float32 CPU x [.., d], centroids packed [N, d], no autograd");
   const std::int64_t d = x.size(-1), N = phi.n, M = d > 0 ? x.numel() / d : 0;

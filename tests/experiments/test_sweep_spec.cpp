@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "core/common/error.h"
 #include "experiments/sweep/member_claim.h"
 #include "experiments/sweep/slurm_script.h"
@@ -187,4 +189,18 @@ TEST_CASE("the Slurm script lists the unfinished members compactly and runs one 
   for (auto& m : members) m.status = "finished";
   o.all = false;
   CHECK_THROWS_WITH(slurm_array_script(s, members, o), Contains("no unfinished members"));
+}
+
+TEST_CASE("every shipped study and sweep spec expands into valid members", "[sweep][spec]") {
+  int specs = 0;
+  for (const char* folder : {"/experiments/studies", "/experiments/sweeps"}) {
+    for (const auto& e : std::filesystem::directory_iterator(std::string(MOXLAB_SOURCE_DIR) + folder)) {
+      if (e.path().extension() != ".toml") continue;
+      INFO(e.path().string());
+      const auto members = expand_sweep(load_sweep_spec(e.path().string()), "runs.db");
+      CHECK_FALSE(members.empty());
+      ++specs;
+    }
+  }
+  CHECK(specs >= 3);
 }

@@ -13,8 +13,9 @@ using moxlab::test::for_each_isa;
 
 namespace {
 // probs = softmax(logits); active = the first `shared` and the top `routed` of the rest by probs;
-// gates = probs where active; weights = gates * N * sum(gates) with scaling, gates without.
-SubDimTopK reference(const torch::Tensor& logits, int shared, int routed, bool scaling) {
+// gates = probs where active; weights = gates * N * sum(gates) (n_sum), gates * K / sum(gates) (k_over_sum),
+// gates without scaling.
+SubDimTopK reference(const torch::Tensor& logits, int shared, int routed, GateScaling scaling) {
   const auto n = logits.size(-1);
   const auto probs = torch::softmax(d64(logits), -1);
   auto active = torch::zeros_like(probs, torch::kBool);
@@ -22,7 +23,10 @@ SubDimTopK reference(const torch::Tensor& logits, int shared, int routed, bool s
   const auto rest = probs.narrow(-1, shared, n - shared);
   active.narrow(-1, shared, n - shared).scatter_(-1, std::get<1>(rest.topk(routed, -1)), true);
   const auto gates = probs * active;
-  const auto weights = scaling ? gates * (static_cast<double>(n) * gates.sum(-1, true)) : gates;
+  const auto sum = gates.sum(-1, true);
+  const auto weights = scaling == GateScaling::n_sum       ? gates * (static_cast<double>(n) * sum)
+                       : scaling == GateScaling::k_over_sum ? gates * (static_cast<double>(shared + routed) / sum)
+                                                            : gates;
   return {probs, active, gates, weights};
 }
 }  // namespace
@@ -34,8 +38,8 @@ TEST_CASE("MoHD's fused routing equals softmax, top-k of the routed sub-dimensio
   const std::vector<std::tuple<int, int, int>> shapes = {{4, 1, 1}, {5, 0, 2}, {8, 2, 3}, {12, 3, 6}, {16, 4, 4}, {24, 0, 12}};
   for_each_isa([&] {
     for (const auto& [n, shared, routed] : shapes)
-      for (const bool scaling : {true, false}) {
-        INFO("N " << n << " shared " << shared << " routed " << routed << " scaling " << scaling);
+      for (const GateScaling scaling : {GateScaling::n_sum, GateScaling::k_over_sum, GateScaling::none}) {
+        INFO("N " << n << " shared " << shared << " routed " << routed << " scaling " << static_cast<int>(scaling));
         const auto logits = torch::randn({37, n}) * 3;
         const auto got = sub_dim_top_k(logits, shared, routed, scaling), want = reference(logits, shared, routed, scaling);
         CHECK(torch::equal(got.active, want.active));

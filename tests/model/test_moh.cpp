@@ -92,6 +92,16 @@ TEST_CASE("MoH learned router: alpha1 Softmax(W_s x) shared, alpha2 Softmax(W_r 
   CHECK(g0.selected.sum(-1).eq(2).all().item<bool>());
 }
 
+TEST_CASE("MoH with every head active under the paper's gates: scale without sparsity (the branch-scale control)", "[moh]") {
+  // 1 shared + top-3 of 3 routed: every head is used, weighted by Eq. 5-6's gates, which sum to 1
+  // (alpha1 + alpha2 (P0 + P1 + P2)), so the branch starts at the paper gates' scale with nothing dropped.
+  auto r = hand_router(moh(1, 4))->forward(torch::tensor({{1.0f, 2.0f}}), torch::Tensor());
+  const double g[4] = {A1, A2 * P[0], A2 * P[1], A2 * P[2]};
+  for (int i = 0; i < 4; ++i) CHECK(r.gates[0][i].item<float>() == Approx(g[i]).epsilon(1e-5));
+  for (int i = 0; i < 4; ++i) CHECK(r.selected[0][i].item<float>() == 1.0f);
+  CHECK(r.gates.sum().item<float>() == Approx(1.0).epsilon(1e-6));
+}
+
 TEST_CASE("MoH router without autograd (one packed product, per-row softmax and top-K) equals the torch form", "[moh]") {
   torch::manual_seed(21);
   // Every option the router has: learned / query-norm, shared heads 0-2, two-stage or not, the paper's or

@@ -142,6 +142,21 @@ TEST_CASE("Switch load balancing (Eq. 9): N sum F_i P_i, 1 when uniform, gradien
   CHECK_THROWS_AS(switch_load_balance(g, uniform), Error);
 }
 
+TEST_CASE("The official load balancing: sum F_i P_i with P the mean straight-through route, 1/N when balanced",
+          "[tomoe][regulariser]") {
+  // 4 tokens, 2 experts, hard routes [0, 0, 1, 0]: F = P = [3/4, 1/4] -> 9/16 + 1/16 = 0.625 (Eq. 9's N sum F P
+  // with the softmax would weigh the same routes by N = 2 and other probabilities).
+  auto soft = torch::tensor({{0.7, 0.3}, {0.6, 0.4}, {0.2, 0.8}, {0.9, 0.1}}, torch::kDouble).requires_grad_();
+  const auto hard = torch::tensor({{1.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {1.0, 0.0}}, torch::kDouble);
+  const auto route = hard + soft - soft.detach();  // straight-through: one-hot forward, softmax gradient
+  auto l = routed_load_balance(route);
+  CHECK(l.item<double>() == Approx(0.625));
+  l.backward();
+  CHECK(soft.grad()[0][0].item<double>() == Approx(0.75 / 4));  // F_i / T: the gradient reaches P only
+  CHECK(soft.grad()[2][1].item<double>() == Approx(0.25 / 4));
+  CHECK(routed_load_balance(torch::eye(4, torch::kDouble).repeat({3, 1})).item<double>() == Approx(0.25));  // 1/N
+}
+
 TEST_CASE("Parameter regulariser (Eq. 8): max widths, T(d_MoE) by hand, f against p·T_total", "[tomoe][regulariser]") {
   // Widest expert: rows keep 2, 3, 1 channels -> d = 3; the gradient reaches only that row.
   auto masks = torch::tensor({{1.0, 1.0, 0.0, 0.0}, {1.0, 1.0, 1.0, 0.0}, {0.0, 0.0, 0.0, 1.0}}).requires_grad_();

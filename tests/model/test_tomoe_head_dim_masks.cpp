@@ -84,3 +84,23 @@ TEST_CASE("Top-K mask and the average kept count", "[tomoe][attention]") {
   CHECK(average_kept(torch::tensor({{1.0, 0.0, 0.0, 0.0}, {0.0, 1.0, 1.0, 0.0}})) == 2);  // 1.5 -> 2
   CHECK_THROWS_AS(top_k_mask(logits, 5), Error);
 }
+
+TEST_CASE("Freezing the q/k mask keeps at least min_qk_pairs pairs, the highest-scoring ones (official: 1)",
+          "[tomoe][attention]") {
+  torch::manual_seed(7);
+  for (const int least : {0, 1, 2}) {
+    INFO("min_qk_pairs " << least);
+    HeadDimMaskOptions o = options();
+    o.min_qk_pairs = least;
+    HeadDimMasker m(o);
+    const auto experts = torch::randn({4, 12});
+    torch::NoGradGuard no_grad;
+    m->dec->weight.zero_();  // q/k logits = the bias: pair 2 scores highest, then pair 0, and every gate drops
+    m->dec->bias.copy_(torch::cat({torch::zeros({8}), torch::tensor({-10.0f, -20.0f, -5.0f, -30.0f})}));
+    m->freeze_qk(experts, false);
+    m->eval();
+    const auto qk = m->forward(torch::randn({1, 2, 16}), experts).qk;
+    const float want[3][8] = {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 1, 1, 0, 0}, {1, 1, 0, 0, 1, 1, 0, 0}};
+    CHECK(torch::equal(qk, torch::from_blob(const_cast<float*>(want[least]), {8}).clone()));
+  }
+}

@@ -95,7 +95,7 @@ TEST_CASE("ToMoE model at initialisation is the dense model — gates off is the
   // Eq. 10's terms, weighted: every width full, so R_P = |log(1 / p)| and R_U = 0.
   CHECK(find_aux(an, "tomoe.param") == Approx(16.0 * std::log(2.0)).epsilon(1e-5));
   CHECK(find_aux(an, "tomoe.union") == Approx(0.0).margin(1e-6));
-  CHECK(find_aux(an, "tomoe.load") >= 1.0 - 1e-6);  // N sum F_i P_i >= 1, = 1 only when uniform
+  CHECK(find_aux(an, "tomoe.load") >= 1.0 / 3 - 1e-6);  // official R_L = sum F_i^2 >= 1/N (N = 3), = 1/N when balanced
   REQUIRE(an.stats.size() == 1);
   CHECK(an.stats[0].second == Approx(1.0));
 
@@ -140,8 +140,11 @@ TEST_CASE("ToMoE regularisers from a pass's trace match a hand computation (Eq. 
   CHECK(r.param.item<double>() == Approx(std::log(60.0 / 42.0)).epsilon(1e-5));
   // Unions: v/o over tokens [1, 0] (mean 1/2); MLP over experts [1, 1, 0] (mean 2/3); R_U averages both.
   CHECK(r.union_term.item<double>() == Approx((std::log(2.0) + std::log(1.5)) / 2).epsilon(1e-5));
-  // F = [1, 0], P = [0.6, 0.4]: N sum F P = 2 * 0.6.
-  CHECK(r.load.item<double>() == Approx(1.2).epsilon(1e-5));
+  // Official R_L: F = [1, 0], P = mean of the routes = [1, 0]: sum F P = 1.
+  CHECK(r.load.item<double>() == Approx(1.0).epsilon(1e-5));
+  // Eq. 9 as printed (tomoe.load_balance = paper): P = mean softmax [0.6, 0.4], N sum F P = 2 * 0.6.
+  o.tomoe.load_balance = "paper";
+  CHECK(tomoe_regularisers(trace, o).load.item<double>() == Approx(1.2).epsilon(1e-5));
 }
 
 TEST_CASE("Distillation KL (Eq. 10) matches sum p_T log(p_T / p_S) and its gradient reaches only the student",

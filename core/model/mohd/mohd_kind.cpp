@@ -31,7 +31,11 @@ void bind(Schema& s, ModelOptions& m) {
     s.add(k + "active", mo->active, 1, 4096, "MoHD: sub-dimensions active per token (delta N, shared included)");
     s.add(k + "shared", mo->shared, 0, 4096, "MoHD: always-active shared sub-dimensions (phi N)");
     s.add(k + "fusion_groups", mo->fusion_groups, 0, 4096, "MoHD: Monarch group fusion blocks (0: no fusion)");
-    s.add(k + "scaling", mo->scaling, "MoHD: activation scaling alpha = N * sum of active gates");
+    s.add(k + "scaling", mo->scaling, "MoHD: activation scaling alpha of the active gates (Sec. 4.2)");
+    s.add(k + "alpha", mo->alpha, {"n_sum", "k_over_sum"},
+          "MoHD: the scaling's alpha: n_sum = N * sum of active gates (Sec. 4.2 as written), k_over_sum = active / sum (active weights average 1)");
+    s.add(k + "fusion_init", mo->fusion_init, {"uniform", "identity"},
+          "MoHD: Monarch fusion start: uniform (each factor as a linear layer of its fan-in) or identity (M = I)");
     s.add(k + "balance_beta", mo->balance_beta, 0, 1e3, "MoHD: weight beta of the sub-dimension balance loss (Eq. 13)");
   }
 }

@@ -13,7 +13,7 @@ MohdMixerImpl::MohdMixerImpl(int dim, const MohdOptions& o) : dim_(dim), block_(
   require(o.sub_dims >= 1 && dim % o.sub_dims == 0,
           "MoHD: model.dim " + std::to_string(dim) + " is not divisible by sub_dims " + std::to_string(o.sub_dims));
   router = register_module("router", SubDimRouter(dim, o));
-  if (o.fusion_groups > 0) monarch = register_module("monarch", Monarch(dim, o.fusion_groups));
+  if (o.fusion_groups > 0) monarch = register_module("monarch", Monarch(dim, o.fusion_groups, o.fusion_init == "identity"));
 }
 
 SubDimRouting MohdMixerImpl::route(const torch::Tensor& x, Analysis& an, const std::string& name,

@@ -6,13 +6,23 @@
 
 namespace moxlab {
 
-MonarchImpl::MonarchImpl(int dim, int groups) : dim_(dim), groups_(groups), r_(groups > 0 ? dim / groups : 0) {
+MonarchImpl::MonarchImpl(int dim, int groups, bool identity)
+    : dim_(dim), groups_(groups), r_(groups > 0 ? dim / groups : 0), identity_(identity) {
   require(groups >= 1 && dim % groups == 0, "Monarch fusion: dim " + std::to_string(dim) +
                                                 " is not divisible by the group count " + std::to_string(groups));
   // Initialised like a linear layer of each block's fan-in (NOTES.md): U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   b1 = register_parameter("b1", torch::empty({groups_, r_, r_}).uniform_(-1.0 / std::sqrt(r_), 1.0 / std::sqrt(r_)));
   b2 = register_parameter("b2", torch::empty({r_, groups_, groups_})
                                     .uniform_(-1.0 / std::sqrt(groups_), 1.0 / std::sqrt(groups_)));
+  post_init();
+}
+
+void MonarchImpl::post_init() {
+  if (!identity_) return;
+  torch::NoGradGuard ng;
+  // B1 = I and B2 = I, so M = P^T I P I = I.
+  b1.copy_(torch::eye(r_, b1.options()).expand({groups_, r_, r_}));
+  b2.copy_(torch::eye(groups_, b2.options()).expand({r_, groups_, groups_}));
 }
 
 torch::Tensor MonarchImpl::forward(const torch::Tensor& x) { return second_factor(first_factor(x)); }

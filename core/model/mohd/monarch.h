@@ -5,11 +5,15 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/model/post_init.h"
+
 namespace moxlab {
 
-class MonarchImpl : public torch::nn::Module {
+// identity: after the model's draws both factors become identity blocks, so M = I (mohd.*.fusion_init).
+class MonarchImpl : public torch::nn::Module, public PostInit {
  public:
-  MonarchImpl(int dim, int groups);
+  MonarchImpl(int dim, int groups, bool identity = false);
+  void post_init() override;
   torch::Tensor forward(const torch::Tensor& x);  // [..., dim] -> [..., dim]; = second_factor(first_factor(x))
   torch::Tensor first_factor(const torch::Tensor& x);   // B1
   torch::Tensor second_factor(const torch::Tensor& x);  // P^T B2 P
@@ -26,6 +30,7 @@ class MonarchImpl : public torch::nn::Module {
 
  private:
   int dim_, groups_, r_;
+  bool identity_;
 };
 TORCH_MODULE(Monarch);
 

@@ -5,7 +5,8 @@
 namespace moxlab {
 
 SubDimRouterImpl::SubDimRouterImpl(int dim, const MohdOptions& o)
-    : n_(o.sub_dims), active_(o.active), shared_(o.shared), scaling_(o.scaling) {
+    : n_(o.sub_dims), active_(o.active), shared_(o.shared),
+      scaling_(!o.scaling ? GateScaling::none : o.alpha == "k_over_sum" ? GateScaling::k_over_sum : GateScaling::n_sum) {
   require(n_ >= 1 && active_ >= 1 && active_ <= n_ && shared_ >= 0 && shared_ <= active_,
           "MoHD router needs 0 <= shared <= active <= sub_dims");
   centroids = register_module("centroids", torch::nn::Linear(torch::nn::LinearOptions(dim, n_).bias(false)));
@@ -27,8 +28,11 @@ SubDimRouting SubDimRouterImpl::route_logits(const torch::Tensor& logits) const 
   }
   r.active = active;
   r.gates = r.probs * active.to(r.probs.dtype());  // gradient reaches the router through the kept scores
-  // alpha = N * sum of the active gates (Sec. 4.2) lifts the softmax weights (< 1) back up.
-  r.weights = scaling_ ? r.gates * (static_cast<double>(n_) * r.gates.sum(-1, true)) : r.gates;
+  // alpha (Sec. 4.2) lifts the softmax weights (< 1) back up: N * sum(g), or K / sum(g).
+  const auto sum = r.gates.sum(-1, true);
+  if (scaling_ == GateScaling::n_sum) r.weights = r.gates * (static_cast<double>(n_) * sum);
+  else if (scaling_ == GateScaling::k_over_sum) r.weights = r.gates * (static_cast<double>(active_) / sum.clamp_min(1e-30));
+  else r.weights = r.gates;
   return r;
 }
 

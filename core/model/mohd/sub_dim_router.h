@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/model/mohd/mohd_options.h"
+#include "kernels/sparse/sub_dim_topk.h"
 
 namespace moxlab {
 
@@ -12,7 +13,7 @@ struct SubDimRouting {
   torch::Tensor probs;  // [..., N] s, softmax over all N (Eq. 11)
   torch::Tensor gates;  // [..., N] g: s on active sub-dimensions, 0 elsewhere (Eq. 12)
   torch::Tensor active; // [..., N] bool: which sub-dimensions the token uses
-  torch::Tensor weights;  // [..., N] each output block's weight g * alpha, alpha = N * sum(g) (Sec. 4.2; g without scaling)
+  torch::Tensor weights;  // [..., N] each output block's weight g * alpha (Sec. 4.2, GateScaling; g without scaling)
 };
 
 class SubDimRouterImpl : public torch::nn::Module {
@@ -25,11 +26,11 @@ class SubDimRouterImpl : public torch::nn::Module {
   int sub_dims() const { return n_; }
   int shared() const { return shared_; }
   int routed() const { return active_ - shared_; }  // top-k of the specialised sub-dimensions
-  bool scaling() const { return scaling_; }
+  GateScaling scaling() const { return scaling_; }
 
  private:
   int n_, active_, shared_;
-  bool scaling_;
+  GateScaling scaling_;
 };
 TORCH_MODULE(SubDimRouter);
 

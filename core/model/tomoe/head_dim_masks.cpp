@@ -27,7 +27,14 @@ torch::Tensor HeadDimMaskerImpl::qk_pair_gates(const torch::Tensor& experts, boo
 
 void HeadDimMaskerImpl::freeze_qk(const torch::Tensor& experts, bool noisy) {
   torch::NoGradGuard no_grad;
-  frozen_qk_.copy_(qk_pair_gates(experts, noisy));
+  auto gates = qk_pair_gates(experts, noisy);
+  const auto kept = gates.sum().item<double>();
+  if (kept < o_.min_qk_pairs) {  // the official code keeps the highest-scoring pair(s) rather than none
+    const auto logits = decode(experts.mean(0)).narrow(-1, o_.head_dim, o_.head_dim / 2);
+    const auto order = std::get<1>(logits.topk(std::min<int>(o_.min_qk_pairs, o_.head_dim / 2)));
+    gates.index_fill_(0, order, 1.0);
+  }
+  frozen_qk_.copy_(gates);
   qk_frozen_.fill_(true);
 }
 
@@ -51,8 +58,18 @@ HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Ten
   const int h = o_.head_dim;
   auto mean_e = experts.mean(0);  // (1/N) 1^T E
   HeadDimMasks m;
-  // Static q/k mask, one gate per RoPE pair (a constant once frozen).
-  m.qk = rope_pair_mask(qk_frozen_.item<bool>() ? frozen_qk_ : qk_pair_gates(experts, is_training()));
+  // Static q/k mask, one gate per RoPE pair (a constant once frozen). Training with token noise (the
+  // official code): the same logits for every token, each token's own noise, so the mask is [..., head_dim].
+  if (qk_frozen_.item<bool>()) {
+    m.qk = rope_pair_mask(frozen_qk_);
+  } else if (is_training() && o_.token_noise) {
+    auto shape = x.sizes().vec();
+    shape.back() = h / 2;
+    const auto logits = decode(mean_e).narrow(-1, h, h / 2).expand(shape);
+    m.qk = rope_pair_mask(st_gumbel_sigmoid(logits, gate_noise(logits, true), o_.tau, o_.offset));
+  } else {
+    m.qk = rope_pair_mask(qk_pair_gates(experts, is_training()));
+  }
   // Dynamic v/o mask (Eq. 5): the first h decoder outputs of Proj_E(x_t) + mean embedding.
   auto vo_logits = decode(proj_e(x) + mean_e).narrow(-1, 0, h);
   if (const auto k = inference_top_k(); !is_training() && k) {

@@ -20,10 +20,13 @@ struct HeadDimMaskOptions {
   int embedding = 128;  // d_e
   double tau = 0.4;
   double offset = 3.0;
+  bool token_noise = true;  // the static q/k mask's training noise per token (tomoe.mask_noise), else per pass
+  int min_qk_pairs = 1;     // pairs kept at least when the q/k mask freezes (tomoe.min_qk_pairs)
 };
 
 struct HeadDimMasks {
-  torch::Tensor qk;  // [head_dim] static 0/1 (straight-through), RoPE-paired
+  torch::Tensor qk;  // [head_dim] static 0/1 (straight-through), RoPE-paired; [..., head_dim] while training
+                     // with per-token noise (the same logits, each token's own draw)
   torch::Tensor vo;  // [..., head_dim] per token 0/1 (straight-through; plain top-K at inference)
 };
 
@@ -37,7 +40,8 @@ class HeadDimMaskerImpl : public torch::nn::Module {
   void set_inference_top_k(int k);
   std::optional<int> inference_top_k() const;
   // The conversion (section 3.5): fixes the static q/k mask to one draw from these embeddings — with the
-  // training noise when noisy (the official code), else noise-free. A buffer, saved with checkpoints.
+  // training noise when noisy (the official code), else noise-free, keeping at least min_qk_pairs pairs
+  // (the highest-scoring ones, as the official code keeps one). A buffer, saved with checkpoints.
   void freeze_qk(const torch::Tensor& experts, bool noisy);
 
   torch::nn::Linear proj_e{nullptr};  // Proj_E^MHA: Linear(d, d_e)

@@ -44,7 +44,15 @@ MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch:
     const auto logits_e = mask_logits(experts);
     g.expert_masks = st_gumbel_sigmoid(logits_e, gate_noise(logits_e, is_training()), o_.tau, o_.offset);
   }
-  g.token_masks = torch::matmul(g.route, g.expert_masks).to(x.dtype());  // G s_e: [..., d_mid]
+  if (!frozen() && is_training() && o_.token_noise) {
+    // Eq. 3 per token, as the official code draws it: each token decodes its routed expert's embedding
+    // (G E, straight-through) and samples the mask with its own noise. expert_masks above stay a separate
+    // per-expert draw for R_P and R_U, as the official regularisers take their own sample.
+    const auto token_logits = mask_logits(torch::matmul(g.route.to(experts.dtype()), experts));
+    g.token_masks = st_gumbel_sigmoid(token_logits, gate_noise(token_logits, true), o_.tau, o_.offset).to(x.dtype());
+  } else {
+    g.token_masks = torch::matmul(g.route, g.expert_masks).to(x.dtype());  // G s_e: [..., d_mid]
+  }
   return g;
 }
 

@@ -17,6 +17,7 @@ struct MlpExpertOptions {
   int embedding = 128; // d_e of the hypernetwork's expert embeddings
   double tau = 0.4;    // Eq. 14-15 temperature
   double offset = 3.0; // Eq. 15 offset b: every channel starts kept
+  bool token_noise = true;  // training noise per token (tomoe.mask_noise = token), else per expert
 };
 
 struct MlpExpertGates {

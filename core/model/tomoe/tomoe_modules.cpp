@@ -19,13 +19,16 @@ TomoeAttention::TomoeAttention(const ModelOptions& o) : DenseAttention(o) {
   m.embedding = o.tomoe.embedding();
   m.tau = o.tomoe.tau;
   m.offset = o.tomoe.offset;
+  m.token_noise = o.tomoe.mask_noise == "token";
+  m.min_qk_pairs = o.tomoe.min_qk_pairs;
   masker = register_module("masker", HeadDimMasker(m));
 }
 
 torch::Tensor TomoeAttention::forward(const torch::Tensor& x, const Rope& rope, Analysis& an, const BlockTapNames& taps, LayerIO& io) {
   if (io.gates_off) return DenseAttention::forward(x, rope, an, taps, io);
   const HeadDimMasks m = masks(x, io);
-  auto heads = head_outputs(x, rope, an, taps, nullptr, m.qk);  // [B, T, H, hd], q and k masked by S_0
+  const auto qk = m.qk.dim() > 1 ? m.qk.unsqueeze(-2) : m.qk;  // per-token masks: one for all heads of a token
+  auto heads = head_outputs(x, rope, an, taps, nullptr, qk);     // [B, T, H, hd], q and k masked by S_0
   return project(heads * m.vo.unsqueeze(-2), an, taps);          // S_t on every head of token t
 }
 
@@ -43,6 +46,7 @@ TomoeFeedForward::TomoeFeedForward(const ModelOptions& o) : SwiGLU(o) {
   m.embedding = o.tomoe.embedding();
   m.tau = o.tomoe.tau;
   m.offset = o.tomoe.offset;
+  m.token_noise = o.tomoe.mask_noise == "token";
   expert_router = register_module("expert_router", MlpExpertRouter(m));
 }
 

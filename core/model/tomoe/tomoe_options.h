@@ -16,6 +16,18 @@ struct TomoeOptions {
   double alpha = 16.0;      // Eq. 10 weight of the parameter regulariser R_P
   double beta = 2.0;        // Eq. 10 weight of the union regulariser R_U
   double gamma = 1.0;       // Eq. 10 weight of the load-balance regulariser R_L
+  // R_L's form. "official": sum_i F_i P_i with P_i the mean of the straight-through one-hot routes (the
+  // official code; 1/N when balanced, the level of the paper's Fig. 3, ~0.15 at N = 8). "paper": Eq. 9 as
+  // printed, N sum_i F_i P_i with P_i the mean router softmax: N times stronger at the same gamma.
+  std::string load_balance = "official";
+  // Gumbel noise of the channel masks while training. "token" (Eq. 3; the official code): every token
+  // draws its own noise for its expert's MLP mask and for the static q/k mask. "expert": one draw per
+  // expert (MLP) and one for the q/k mask per pass, shared by the batch's tokens (cheaper; same expected
+  // forward value, different gradient variance and widest-token statistics).
+  std::string mask_noise = "token";
+  // Fewest q/k rotation pairs a layer keeps when its q/k mask freezes: 1 (the official code keeps the
+  // highest-scoring pair when none passes) or 0 (a layer may keep none: uniform causal attention).
+  int min_qk_pairs = 1;
   // How the trained gates become the converted MoE (section 3.5; tomoe_conversion.h):
   //   "code":  the official code's conversion — the expert channel masks and the static q/k mask are one
   //            draw of the straight-through gates *with* the training noise, frozen, and the v/o top-K is

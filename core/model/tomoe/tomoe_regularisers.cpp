@@ -62,4 +62,10 @@ torch::Tensor switch_load_balance(const torch::Tensor& one_hot, const torch::Ten
   return static_cast<double>(n) * (f * p).sum();
 }
 
+torch::Tensor routed_load_balance(const torch::Tensor& route) {
+  const std::int64_t n = route.size(-1);
+  const auto flat = route.reshape({-1, n});
+  return (flat.detach().mean(0) * flat.mean(0)).sum();
+}
+
 }  // namespace moxlab

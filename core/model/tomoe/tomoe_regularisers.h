@@ -45,5 +45,8 @@ torch::Tensor parameter_regulariser(const torch::Tensor& active, double total, d
 // one-hot routing G picks expert i (not differentiated), P_i = mean router probability of expert i.
 // one_hot, probs: [..., N]; leading dimensions are tokens. Uniform routing gives 1.
 torch::Tensor switch_load_balance(const torch::Tensor& one_hot, const torch::Tensor& probs);
+// The official code's R_L: sum_i F_i P_i with P_i the mean of the straight-through routes (one-hot forward,
+// softmax gradient): its value is sum_i F_i^2, 1/N when balanced; F detached.
+torch::Tensor routed_load_balance(const torch::Tensor& route);
 
 }  // namespace moxlab

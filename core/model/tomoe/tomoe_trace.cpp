@@ -17,7 +17,10 @@ std::vector<LayerWidths> tomoe_widths(const TomoeTrace& trace, const ModelOption
     const auto& a = trace.attention[l];
     const auto& m = trace.mlp[l];
     LayerWidths w;
-    w.qk = a.qk.defined() ? a.qk.to(torch::kFloat).sum() : full(o.head_dim());
+    // q/k: the static mask's kept dims, or with per-token noise the widest token's (as the official code).
+    w.qk = !a.qk.defined() ? full(o.head_dim())
+           : a.qk.dim() > 1 ? max_width(a.qk.to(torch::kFloat).reshape({-1, a.qk.size(-1)}))
+                            : a.qk.to(torch::kFloat).sum();
     w.vo = a.vo.defined() ? max_width(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})) : full(o.head_dim());
     w.mlp = m.expert_masks.defined() ? max_width(m.expert_masks.to(torch::kFloat)) : full(o.resolved_ffn_hidden());
     out.push_back(w);
@@ -42,7 +45,7 @@ TomoeRegularisers tomoe_regularisers(const TomoeTrace& trace, const ModelOptions
       unions.push_back(union_of_masks(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})));  // Eq. 6 over tokens
     if (const auto& m = trace.mlp[l]; m.expert_masks.defined()) {
       unions.push_back(union_of_masks(m.expert_masks.to(torch::kFloat)));  // Eq. 16 over experts
-      auto term = switch_load_balance(m.route, m.probs);
+      auto term = o.tomoe.load_balance == "paper" ? switch_load_balance(m.route, m.probs) : routed_load_balance(m.route);
       load = load.defined() ? load + term : term;
       ++load_layers;
     }

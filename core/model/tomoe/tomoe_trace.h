@@ -13,7 +13,7 @@
 namespace moxlab {
 
 struct TomoeAttentionTrace {
-  torch::Tensor qk;  // [head_dim] static q/k mask (straight-through 0/1)
+  torch::Tensor qk;  // [head_dim] static q/k mask (straight-through 0/1); [B, T, head_dim] with per-token noise
   torch::Tensor vo;  // [B, T, head_dim] per-token v/o masks
 };
 struct TomoeMlpTrace {

@@ -1,0 +1,104 @@
+#include "experiments/bench/sweep_estimate.h"
+
+#include <cstdio>
+#include <map>
+
+#include <torch/torch.h>
+
+#include "core/data/corpora/package_corpus.h"
+#include "experiments/bench/train_bench.h"
+
+namespace moxlab {
+
+namespace {
+
+// What a member's throughput depends on: its config without the seed, the schedule's length and rates
+// and the logging cadence (members differing only in those share one timing).
+std::string model_key(Config c) {
+  auto& t = c.train;
+  t.seed = 0;
+  t.max_steps = 1;
+  t.warmup_steps = 0;
+  t.lr = t.min_lr_ratio = 0;
+  t.eval_every = 0;
+  t.eval_tokens = t.checkpoint_every = t.log_every = 1;
+  return c.hash();
+}
+
+std::int64_t validation_domains(const Config& c) {
+  const std::int64_t package = c.data.corpus == "default" ? static_cast<std::int64_t>(default_package_domains().size()) : 0;
+  return package + static_cast<std::int64_t>(c.data.extra.size());
+}
+
+std::string hours(double seconds) {
+  char buf[64];
+  if (seconds < 3600) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+}  // namespace
+
+SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
+  SweepEstimate e;
+  e.threads = threads;
+  const int before = at::get_num_threads();
+  at::set_num_threads(threads);
+  std::map<std::string, MemberEstimate> timed;  // model key -> its throughput (or error)
+  for (const Config& member : members) {
+    const std::string key = model_key(member);
+    if (!member.prune.method.empty()) {  // a static pruning baseline: calibration passes only, no training
+      MemberEstimate m;
+      m.error = "a pruning run (prune.method), not timed";
+      e.members.push_back(m);
+      continue;
+    }
+    if (!timed.count(key)) {
+      MemberEstimate m;
+      try {
+        Config c = member;
+        if (c.model.vocab_size == 0) c.model.vocab_size = c.data.bpe_vocab_size;  // the trained tokenizer's size
+        TrainBenchOptions o;
+        o.steps = 3;
+        o.repeats = 1;
+        o.warmup = 1;
+        m.tokens_per_s = run_train_bench({{"estimate", c}}, o).front().tokens_per_s.front();
+      } catch (const std::exception& ex) {
+        m.error = ex.what();
+      }
+      timed[key] = m;
+      ++e.models;
+    }
+    MemberEstimate m = timed[key];
+    if (m.error.empty()) {
+      const auto& t = member.train;
+      const double tokens = static_cast<double>(t.max_steps) * t.grad_accum * t.batch_size * t.seq_len;
+      const double evals = t.eval_every > 0 ? static_cast<double>(t.max_steps / t.eval_every) : 0.0;
+      const double val_tokens = evals * static_cast<double>(t.eval_tokens) * static_cast<double>(validation_domains(member));
+      m.seconds = (tokens + val_tokens / 3.0) / m.tokens_per_s;
+      e.total_seconds += m.seconds;
+    }
+    e.members.push_back(m);
+  }
+  at::set_num_threads(before);
+  return e;
+}
+
+std::string format_sweep_estimate(const SweepEstimate& e, const std::string& cpu) {
+  int missing = 0;
+  for (const auto& m : e.members) missing += m.error.empty() ? 0 : 1;
+  std::string out = "estimated CPU time: " + hours(e.total_seconds) + " for " + std::to_string(e.members.size() - missing) +
+                    " members run one after another with " + std::to_string(e.threads) + " thread(s) each on " + cpu +
+                    " (training throughput measured now on " + std::to_string(e.models) +
+                    " distinct model(s); periodic validation included, [eval] and data preparation not)\n";
+  for (std::size_t i = 0; i < e.members.size(); ++i) {
+    const auto& m = e.members[i];
+    char buf[160];
+    if (m.error.empty()) std::snprintf(buf, sizeof buf, "  %zu  %s  (%.0f tokens/s)\n", i, hours(m.seconds).c_str(), m.tokens_per_s);
+    else std::snprintf(buf, sizeof buf, "  %zu  no estimate: %.120s\n", i, m.error.c_str());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace moxlab

@@ -1,0 +1,73 @@
+// The claims scorecard (experiments/report/scorecard.h): a row per claim with the paired difference, its
+// hand-computed 95% interval, n, the verdict, model size and token budget from the runs' results, the
+// exploratory mark under 3 seeds, the block replacement in a Markdown file, and the errors.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "core/common/error.h"
+#include "experiments/report/scorecard.h"
+#include "tests/experiments/table_test_support.h"
+
+using namespace moxlab;
+using moxlab::testing::TableStore;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kLossMeta = R"({"metric":"loss","split":"val"})";
+
+void add(TableStore& s, std::int64_t sweep, const std::string& variant, const std::vector<std::pair<int, double>>& losses,
+         double params) {
+  for (const auto& [seed, loss] : losses)
+    s.add_run({{"run.variant", variant}, {"train.seed", seed}},
+              {{"train_end/val/loss", loss, kLossMeta}, {"params/active", params, "{}"}, {"train/tokens_seen", 18.4e6, "{}"}},
+              RunStatus::finished, sweep);
+}
+
+std::string claims(const std::string& store, const std::string& method, const std::string& extra = "") {
+  return "[[claim]]\npaper = \"MoHD\"\nclaim = \"compression keeps quality\"\npaper_number = \"-1.3 acc\"\n"
+         "store = \"" + store + "\"\nsweep = \"study\"\nmethod = \"" + method + "\"\nreference = \"dense\"\n"
+         "metric_label = \"val loss (nats)\"\ndirection = \"lower\"\n" + extra;
+}
+
+}  // namespace
+
+TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model size and budget", "[scorecard]") {
+  TableStore s;
+  const auto sweep = s.store.create_sweep("study", "{}");
+  // d = (-0.20, -0.15, -0.20): mean -0.183, 95% interval [-0.255, -0.112] (test_table_compare's hand values).
+  add(s, sweep, "dense", {{1, 4.00}, {2, 4.10}, {3, 3.90}}, 885000);
+  add(s, sweep, "mohd_50", {{1, 3.80}, {2, 3.95}, {3, 3.70}}, 470000);
+  add(s, sweep, "x2", {{1, 3.95}, {2, 4.00}}, 900000);
+  const std::string dir = s.dir.path.string();
+  const std::string store = std::filesystem::path(s.store.path()).filename().string();
+  const std::string md = scorecard_markdown(parse_claims(claims(store, "mohd_50", "note = \"tiny only\"\n"), "c.toml"), dir);
+  CHECK_THAT(md, Contains("| MoHD | compression keeps quality (mohd_50 vs dense, lower val loss (nats)) | -1.3 acc | "
+                          "0.47 M active, 18.4 M tokens | -0.183 [-0.255, -0.112] (n=3) | reproduces | " +
+                          store + ", sweep study, build 0123456789ab |"));
+  CHECK_THAT(md, Contains("1. MoHD, compression keeps quality: tiny only"));
+  // Two paired seeds: the verdict stands but is marked exploratory (n = 2: t = 12.7).
+  CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir),
+             Contains("| -0.075 [-0.393, +0.243] (n=2) | inconclusive (exploratory: n < 3) |"));
+  // Errors name the claim: a missing variant, a missing store, mixed builds.
+  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "moh"), "c.toml"), dir),
+                    Contains("claim 1 (MoHD: compression keeps quality): no finished run with run.variant = moh"));
+  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims("absent.db", "x2"), "c.toml"), dir), Contains("store"));
+  s.git_rev = "fedcba9876543210fedcba9876543210fedcba98";
+  add(s, sweep, "x2", {{3, 3.9}}, 900000);
+  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir), Contains("2 builds"));
+}
+
+TEST_CASE("scorecard: claims file errors and the README block", "[scorecard]") {
+  CHECK_THROWS_WITH(parse_claims("[[claim]]\npaper = \"x\"\n", "c.toml"), Contains("'claim' is required"));
+  CHECK_THROWS_WITH(parse_claims(claims("s.db", "m", "colour = 1\n"), "c.toml"), Contains("unknown key 'colour'"));
+  std::string wrong = claims("s.db", "m");
+  wrong.replace(wrong.find("\"lower\""), 7, "\"less\"");
+  CHECK_THROWS_WITH(parse_claims(wrong, "c.toml"), Contains("'direction' must be \"lower\" or \"higher\""));
+  CHECK_THROWS_WITH(parse_claims("title = 1\n", "c.toml"), Contains("unknown key 'title'"));
+
+  const std::string readme = "# R\n<!-- scorecard:begin -->\nold\n<!-- scorecard:end -->\nrest\n";
+  CHECK(replace_scorecard_block(readme, "new\n") == "# R\n<!-- scorecard:begin -->\nnew\n<!-- scorecard:end -->\nrest\n");
+  CHECK_THROWS_WITH(replace_scorecard_block("# R\n", "x"), Contains("scorecard:begin"));
+}

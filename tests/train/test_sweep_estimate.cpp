@@ -1,0 +1,44 @@
+// sweep plan's CPU-time estimate (experiments/bench/sweep_estimate.h): one timing per distinct model,
+// member times proportional to their training tokens, periodic validation at a third of a token's cost.
+#include "tests/torch_catch.h"
+
+#include "core/config/config.h"
+#include "experiments/bench/sweep_estimate.h"
+
+using namespace moxlab;
+
+namespace {
+Config micro(std::int64_t steps, std::int64_t seed, std::int64_t eval_every = 0) {
+  Config c;
+  c.model.dim = 32;
+  c.model.n_layers = 1;
+  c.model.n_heads = 2;
+  c.model.n_kv_heads = 1;
+  c.model.vocab_size = 64;
+  c.train.batch_size = 2;
+  c.train.seq_len = 16;
+  c.train.max_steps = steps;
+  c.train.warmup_steps = 0;
+  c.train.seed = seed;
+  c.train.eval_every = eval_every;
+  c.train.eval_tokens = 300;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("sweep estimate: one timing per model, times in proportion to tokens, validation at a third", "[sweep][estimate]") {
+  const SweepEstimate e = estimate_sweep({micro(100, 1), micro(200, 2), micro(100, 3, 50)}, 1);
+  REQUIRE(e.members.size() == 3);
+  CHECK(e.models == 1);  // seeds, lengths and validation cadence share the model's timing
+  CHECK(e.threads == 1);
+  for (const auto& m : e.members) CHECK(m.error.empty());
+  CHECK(e.members[0].tokens_per_s > 0);
+  CHECK(e.members[1].seconds == Approx(2 * e.members[0].seconds));
+  // 100 steps x 2 x 16 = 3200 tokens; 2 validations x 300 tokens x 9 package domains = 5400 at a third: 1800.
+  CHECK(e.members[2].seconds == Approx(e.members[0].seconds * (3200.0 + 1800.0) / 3200.0));
+  CHECK(e.total_seconds == Approx(e.members[0].seconds + e.members[1].seconds + e.members[2].seconds));
+  const std::string text = format_sweep_estimate(e, "test CPU (AVX2)");
+  CHECK(text.find("estimated CPU time:") == 0);
+  CHECK(text.find("test CPU (AVX2)") != std::string::npos);
+  CHECK(text.find("\n  2  ") != std::string::npos);
+}
