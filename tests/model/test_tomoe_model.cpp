@@ -145,6 +145,9 @@ TEST_CASE("ToMoE regularisers from a pass's trace match a hand computation (Eq. 
   // Eq. 9 as printed (tomoe.load_balance = paper): P = mean softmax [0.6, 0.4], N sum F P = 2 * 0.6.
   o.tomoe.load_balance = "paper";
   CHECK(tomoe_regularisers(trace, o).load.item<double>() == Approx(1.2).epsilon(1e-5));
+  // Per-token q/k masks (tomoe.mask_noise = token, training): Eq. 8 takes the widest token's, here 2 of 2.
+  trace.attention[0].qk = torch::tensor({1.0f, 1.0f, 0.0f, 0.0f}).reshape({1, 2, 2});
+  CHECK(tomoe_widths(trace, o)[0].qk.item<float>() == 2.0f);
 }
 
 TEST_CASE("Distillation KL (Eq. 10) matches sum p_T log(p_T / p_S) and its gradient reaches only the student",
