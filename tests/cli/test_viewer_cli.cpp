@@ -95,7 +95,8 @@ TEST_CASE("moxlab-viewer renders every panel headless over real runs", "[e2e][vi
   for (int run : {1, 2}) REQUIRE(run_cli("observe --run " + std::to_string(run) + " --tokens 1024 --threads 1", dir).exit_code == 0);
   for (int run : {3, 4}) REQUIRE(run_cli("route --run " + std::to_string(run) + " --tokens-per-domain 64 --threads 1", dir).exit_code == 0);
   std::ofstream(dir + "/val.toml") << "title = \"val ppl by variant\"\n[layout]\nrows = [\"run.variant\"]\n"
-                                      "[[column]]\nmetric = \"train_end/val/ppl\"\nlabel = \"val ppl\"\nbetter = \"lower\"\n";
+                                      "[[column]]\nmetric = \"train_end/val/ppl\"\nlabel = \"val ppl\"\nbetter = \"lower\"\n"
+                                      "[compare]\nreference = \"dense\"\n";  // the paired-difference column too
   const std::string db = "runs/runs.db";
 
   {  // every panel draws, and two runs differ
