@@ -189,20 +189,30 @@ Selection select_runs(const TableSelect& sel, const RunStore& store, bool with_c
   return out;
 }
 
-TableCell aggregate(const std::vector<std::pair<std::int64_t, double>>& samples) {
+// One run's value in a cell; at_chance: its result's meta says the value's 95% interval contains chance
+// (zero-shot accuracies, core/eval/tasks/choice_margin.h).
+struct Sample {
+  std::int64_t run;
+  double value;
+  bool at_chance;
+};
+using Samples = std::vector<Sample>;
+
+TableCell aggregate(const Samples& samples) {
   TableCell c;
   c.n = static_cast<int>(samples.size());
   if (c.n == 0) return c;
   double sum = 0;
-  for (const auto& [run, v] : samples) {
-    c.runs.push_back(run);
-    c.values.push_back(v);
-    sum += v;
+  for (const auto& s : samples) {
+    c.runs.push_back(s.run);
+    c.values.push_back(s.value);
+    c.at_chance += s.at_chance ? 1 : 0;
+    sum += s.value;
   }
   c.mean = sum / c.n;
   if (c.n > 1) {
     double ss = 0;
-    for (const auto& s : samples) ss += (s.second - c.mean) * (s.second - c.mean);
+    for (const auto& s : samples) ss += (s.value - c.mean) * (s.value - c.mean);
     c.std_err = std::sqrt(ss / (c.n - 1) / c.n);
   }
   return c;
@@ -260,7 +270,6 @@ void check_layout_keys(const TableSpec& spec, const std::vector<RunData>& runs) 
   }
 }
 
-using Samples = std::vector<std::pair<std::int64_t, double>>;  // (run, value)
 
 struct RowAcc {
   std::vector<const RunData*> runs;                             // ascending ids
@@ -313,9 +322,10 @@ Collected collect(const TableSpec& spec, const std::vector<RunData>& runs) {
       for (std::size_t c = 0; c < ncols; ++c) {
         auto cap = patterns[c].match(r.key);
         if (!cap) continue;
-        member(*cap).samples[{group(*cap), c}].emplace_back(run.record.id, r.value);
         auto meta = nlohmann::json::parse(r.meta_json, nullptr, false);
         if (!meta.is_object()) meta = nlohmann::json::object();
+        const bool at_chance = meta.value("at_chance", false);
+        member(*cap).samples[{group(*cap), c}].push_back({run.record.id, r.value, at_chance});
         out.metric_runs[c][meta_text(meta, "metric")].push_back(run.record.id);
         add_distinct(out.splits[c], meta_text(meta, "split"));
         add_distinct(out.definitions[c], meta_text(meta, "definition"));

@@ -59,6 +59,7 @@ struct TableCell {
   double std_err = 0;  // meaningful when n > 1
   std::vector<std::int64_t> runs;  // the runs that have the metric, ascending
   std::vector<double> values;      // their values, in the same order
+  int at_chance = 0;               // of those, runs whose result is an accuracy within the 95% interval of chance
   bool best = false;               // the best mean of its column (better = lower/higher)
   std::optional<CellComparison> comparison;  // [compare], rows other than the reference
 };

@@ -42,7 +42,10 @@ std::string cell_text(const TableCell& c, int digits, const std::string& pm, con
   if (c.n == 0) return dash;
   std::string s = fixed(c.mean, digits);
   if (c.n > 1) s += " " + pm + " " + fixed(c.std_err, digits);
-  return s + " (n=" + std::to_string(c.n) + ")";
+  s += " (n=" + std::to_string(c.n) + ")";
+  if (c.at_chance == c.n) s += " at chance";
+  else if (c.at_chance > 0) s += " (" + std::to_string(c.at_chance) + " of " + std::to_string(c.n) + " at chance)";
+  return s;
 }
 
 }  // namespace

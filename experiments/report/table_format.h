@@ -2,7 +2,9 @@
 // so the same store gives byte-identical files.
 //
 //  md:    "## title", caption, a pipe table with cells "101.23 ± 0.45 (n=2)" ("101.23 (n=1)" without a
-//         standard error, "—" without runs; best cells **bold**), headers "label [metric, split]", then
+//         standard error, "—" without runs; best cells **bold**; "at chance" when every run's result is an
+//         accuracy whose 95% interval contains chance, "(k of n at chance)" when some), headers
+//         "label [metric, split]", then
 //         "### Definitions" (label: definition) and "### Provenance" (selection, builds, the pairing rule,
 //         per row: runs, seeds, config hashes, git revisions, data digests, cells with fewer runs,
 //         unpaired seeds, warnings). With [compare], each column is followed by "Δ <label> vs <reference>

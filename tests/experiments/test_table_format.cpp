@@ -128,3 +128,16 @@ TEST_CASE("table format: same store contents give byte-identical output", "[tabl
   }
   CHECK_THROWS_WITH(parse_table_format("html"), "unknown table format 'html' (expected md, csv or latex)");
 }
+
+TEST_CASE("table format: accuracies within the interval of chance are marked", "[table][table_format]") {
+  TableStore s;
+  const char* at = R"({"metric":"acc","at_chance":true})";
+  const char* above = R"({"metric":"acc","at_chance":false})";
+  s.add_run(lr_config(64, 0.001, 1), {{"piqa/acc", 0.50, at}});
+  s.add_run(lr_config(64, 0.001, 2), {{"piqa/acc", 0.52, at}});
+  s.add_run(lr_config(64, 0.01, 1), {{"piqa/acc", 0.60, above}});
+  s.add_run(lr_config(64, 0.01, 2), {{"piqa/acc", 0.52, at}});
+  const std::string md = format_markdown(s.build("title = \"c\"\n[layout]\nrows = [\"train.lr\"]\n[[column]]\nmetric = \"piqa/acc\"\ndigits = 2\n"));
+  CHECK_THAT(md, Contains("| 0.001 | 0.51 ± 0.01 (n=2) at chance |"));
+  CHECK_THAT(md, Contains("| 0.01 | 0.56 ± 0.04 (n=2) (1 of 2 at chance) |"));
+}

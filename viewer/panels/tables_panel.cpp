@@ -28,6 +28,9 @@ std::string cell_text(const TableCell& c, int digits) {
   char buf[96];
   if (c.n > 1) std::snprintf(buf, sizeof buf, "%.*f +- %.*f (n=%d)", digits, c.mean, digits, c.std_err, c.n);
   else std::snprintf(buf, sizeof buf, "%.*f (n=1)", digits, c.mean);
+  // Accuracies within the 95% interval of chance, as moxlab table marks them (docs/tables.md).
+  if (c.at_chance == c.n) return std::string(buf) + " at chance";
+  if (c.at_chance > 0) return std::string(buf) + " (" + std::to_string(c.at_chance) + " of " + std::to_string(c.n) + " at chance)";
   return buf;
 }
 
