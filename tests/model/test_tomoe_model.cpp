@@ -561,7 +561,8 @@ TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — convers
   }
   std::ofstream(dir + "/t.toml") << "title = \"t\"\n[layout]\nrows = [\"run.variant\"]\n[[column]]\nmetric = \"prune/active_ratio\"\n";
   CHECK(one_line_error(run_cli("table t.toml --sweep " + sweep + ",99", dir), "99"));  // an absent sweep is named
-  auto table = run_cli("table t.toml --sweep baselines," + sweep, dir);  // two references, one sweep: rows once each
+  // Two references, one sweep: rows once each (--allow-mixed-builds: a development tree's build is dirty).
+  auto table = run_cli("table t.toml --allow-mixed-builds --sweep baselines," + sweep, dir);
   INFO(table.err);
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("magnitude_50") != std::string::npos);
