@@ -123,6 +123,10 @@ torch::Tensor Transformer::lm_loss(const torch::Tensor& logits, const torch::Ten
 void Transformer::init_weights(std::uint64_t seed) { init_parameters(*this, opts_, seed); }
 
 namespace {
+bool ends_with(const std::string& name, const std::string& tail) {
+  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // The modules of every kind that the rule applies to (model_kind.h).
 std::vector<std::string> init_modules(std::vector<std::string> ModelKind::*rule) {
   std::vector<std::string> parts;
@@ -132,7 +136,7 @@ std::vector<std::string> init_modules(std::vector<std::string> ModelKind::*rule)
 
 // A routing module as PyTorch initialises its layers (the official code keeps those defaults).
 void init_torch_default(const std::string& name, torch::Tensor& p) {
-  const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+  const bool bias = ends_with(name, ".bias");
   if (name.find("_norm.") != std::string::npos) {
     if (bias) p.zero_();
     else p.fill_(1.0);
@@ -158,11 +162,8 @@ void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint6
   for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     auto& p = item.value();
-    auto ends_with = [&](const std::string& tail) {
-      return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-    };
-    if (ends_with(".attn_scale")) p.fill_(o.attn_branch_scale);  // model.branch_scale = learned
-    else if (ends_with(".ffn_scale")) p.fill_(o.ffn_branch_scale);
+    if (ends_with(name, ".attn_scale")) p.fill_(o.attn_branch_scale);  // model.branch_scale = learned
+    else if (ends_with(name, ".ffn_scale")) p.fill_(o.ffn_branch_scale);
     else if (names_module(name, torch_default)) init_torch_default(name, p);
     else if (name.find("norm") != std::string::npos) p.fill_(1.0);
     else if (names_module(name, fan_in)) {
@@ -170,7 +171,7 @@ void init_parameters(torch::nn::Module& model, const ModelOptions& o, std::uint6
       const double bound = 1.0 / std::sqrt(static_cast<double>(p.size(-1)));
       p.uniform_(-bound, bound);
     }
-    else if (name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0) p.zero_();
+    else if (ends_with(name, ".bias")) p.zero_();
     else if (name.find(".wo.") != std::string::npos || name.find(".w2.") != std::string::npos) p.normal_(0, resid_std);
     else p.normal_(0, std);
   }

@@ -11,6 +11,7 @@
 #include "core/common/error.h"
 #include "core/store/run_store.h"
 #include "experiments/report/table_build.h"
+#include "experiments/report/table_format.h"
 
 namespace moxlab {
 
@@ -30,14 +31,12 @@ std::string text_of(const toml::table& t, const std::string& key, const std::str
   return *s;
 }
 
-std::string fixed(double v, int digits, bool sign = false) {
+// "0.89 M" for a parameter count, "18.4 M" for tokens.
+std::string millions(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", digits, v);
+  std::snprintf(buf, sizeof buf, "%.*f M", v < 1e7 ? 2 : 1, v / 1e6);
   return buf;
 }
-
-// "0.89 M" for a parameter count, "18.4 M" for tokens.
-std::string millions(double v) { return fixed(v / 1e6, v < 1e7 ? 2 : 1) + " M"; }
 
 std::string cell(std::string s) {
   for (char& ch : s)
@@ -99,12 +98,9 @@ RowText evaluate(const Claim& c, const std::string& stores_dir, std::size_t inde
   const auto tokens = mean_result(store, *method, "train/tokens_seen");
   r.model = (params ? millions(*params) + " active" : std::string("params unknown")) + ", " +
             (tokens ? millions(*tokens) + " tokens" : std::string("tokens unknown"));
-  const PairedDifference& d = cmp->difference;
-  const int digits = 3;
-  r.difference = fixed(d.mean, digits, true) + " [" + fixed(d.low, digits, true) + ", " + fixed(d.high, digits, true) +
-                 "] (n=" + std::to_string(d.n) + ")";
+  r.difference = interval_text(cmp->difference, 3);
   r.verdict = cmp->verdict ? verdict_name(*cmp->verdict) : "—";
-  if (d.n < 3) r.verdict += " (exploratory: n < 3)";
+  if (cmp->difference.n < 3) r.verdict += " (exploratory: n < 3)";
   const std::string build = t.builds.rfind("one build: ", 0) == 0 ? t.builds.substr(11, 12) : t.builds;
   r.source = c.store + ", sweep " + c.sweep + ", build " + build;
   return r;

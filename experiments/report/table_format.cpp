@@ -37,7 +37,10 @@ std::string join_ids(const std::vector<std::int64_t>& ids, const std::string& se
   return join_map(ids, sep, [](std::int64_t id) { return std::to_string(id); });
 }
 
-// "101.23 ± 0.45 (n=2)", "101.23 (n=1)" or the dash; pm is how the format writes ±.
+std::string signed_fixed(double v, int digits) { return (v > 0 ? "+" : "") + fixed(v, digits); }
+
+}  // namespace
+
 std::string cell_text(const TableCell& c, int digits, const std::string& pm, const std::string& dash) {
   if (c.n == 0) return dash;
   std::string s = fixed(c.mean, digits);
@@ -48,17 +51,19 @@ std::string cell_text(const TableCell& c, int digits, const std::string& pm, con
   return s;
 }
 
-}  // namespace
+std::string interval_text(const PairedDifference& d, int digits) {
+  return signed_fixed(d.mean, digits) + " [" + signed_fixed(d.low, digits) + ", " + signed_fixed(d.high, digits) + "] (n=" +
+         std::to_string(d.n) + ")";
+}
 
 // pm-free, so every format writes it alike (minus signs as ASCII hyphens, which LaTeX and CSV keep).
 std::string comparison_text(const TableRow& row, const TableCell& c, int digits, const std::string& dash) {
   if (row.reference) return "reference";
   if (!c.comparison) return dash;
   const PairedDifference& d = c.comparison->difference;
-  auto signed_fixed = [&](double v) { return (v > 0 ? "+" : "") + fixed(v, digits); };
   if (d.n == 0) return dash + " (no paired seeds)";
-  if (d.n == 1) return signed_fixed(d.mean) + " (n=1, no interval)";
-  std::string s = signed_fixed(d.mean) + " [" + signed_fixed(d.low) + ", " + signed_fixed(d.high) + "] (n=" + std::to_string(d.n) + ")";
+  if (d.n == 1) return signed_fixed(d.mean, digits) + " (n=1, no interval)";
+  std::string s = interval_text(d, digits);
   if (c.comparison->verdict) s += " " + verdict_name(*c.comparison->verdict);
   return s;
 }

@@ -32,6 +32,13 @@ std::string format_markdown(const Table& table);
 std::string format_csv(const Table& table);
 std::string format_latex(const Table& table);
 
+// A cell: "101.23 ± 0.45 (n=2)", "101.23 (n=1)" or the dash (pm: how the format writes ±), marked when its
+// accuracies are within the interval of chance ("at chance", "(k of n at chance)").
+std::string cell_text(const TableCell& cell, int digits, const std::string& pm, const std::string& dash);
+
+// A paired difference at n >= 2: "-0.042 [-0.071, -0.013] (n=3)" (signed, ASCII minus).
+std::string interval_text(const PairedDifference& d, int digits);
+
 // A [compare] cell: "-0.042 [-0.071, -0.013] (n=3) reproduces", "reference", or dash when not compared.
 std::string comparison_text(const TableRow& row, const TableCell& cell, int digits, const std::string& dash);
 

@@ -23,17 +23,6 @@ namespace moxlab::viewer {
 
 namespace {
 
-std::string cell_text(const TableCell& c, int digits) {
-  if (c.n == 0) return "-";
-  char buf[96];
-  if (c.n > 1) std::snprintf(buf, sizeof buf, "%.*f +- %.*f (n=%d)", digits, c.mean, digits, c.std_err, c.n);
-  else std::snprintf(buf, sizeof buf, "%.*f (n=1)", digits, c.mean);
-  // Accuracies within the 95% interval of chance, as moxlab table marks them (docs/tables.md).
-  if (c.at_chance == c.n) return std::string(buf) + " at chance";
-  if (c.at_chance > 0) return std::string(buf) + " (" + std::to_string(c.at_chance) + " of " + std::to_string(c.n) + " at chance)";
-  return buf;
-}
-
 class TablesPanel : public Panel {
  public:
   std::string id() const override { return "tables"; }
@@ -180,7 +169,7 @@ class TablesPanel : public Panel {
         for (std::size_t c = 0; c < row.cells.size(); ++c) {
           ImGui::TableSetColumnIndex(static_cast<int>(row.keys.size() + c * per_header));
           const TableCell& cell = row.cells[c];
-          const std::string text = cell_text(cell, t.metas[t.headers[c].meta].digits);
+          const std::string text = cell_text(cell, t.metas[t.headers[c].meta].digits, "+-", "-");  // the font is ASCII
           if (cell.best) ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.45f, 1), "%s", text.c_str());
           else ImGui::TextUnformatted(text.c_str());
           if (cell.n > 0 && ImGui::IsItemHovered()) {
