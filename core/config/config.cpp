@@ -126,6 +126,9 @@ Schema bind(Config& c) {
   s.add("train.loss", t.loss, {"lm", "distill"},
         "main loss: lm (next-token cross-entropy) or distill (ToMoE Eq. 10: KL of the dense teacher, gates off, to the gated model)");
   s.add("train.distill_scale", t.distill_scale, 0.0, 1e6, "factor on the distillation KL (the official ToMoE code uses 2)");
+  s.add("train.teacher", t.teacher, {},
+        "distillation teacher (path, sweep:NAME/VARIANT/SEED or sweep:NAME/VARIANT) for loss = distill; empty: ToMoE's gates-off model");
+  s.add("train.keep_pruned", t.keep_pruned, "weights exactly zero at the start stay zero (a pruned start keeps its structure)");
   s.add("train.domains", t.domains, "training-split domains batches are drawn from (empty: all; validation covers all)");
   s.add("train.init_from", t.init_from, {}, "checkpoint (path, sweep:NAME/VARIANT/SEED, or sweep:NAME/VARIANT for this run's seed) whose weights start the model (continue-tuning; new parameters keep their init)");
 
@@ -297,8 +300,9 @@ void validate(const Config& c) {
   require(m.n_heads % m.n_kv_heads == 0, "model.n_heads must be a multiple of model.n_kv_heads");
   for (const auto& kind : model_kinds())
     if (kind.validate && (m.attention == kind.name || m.ffn == kind.name)) kind.validate(m);
-  require(c.train.loss != "distill" || m.is_tomoe(),
-          "train.loss = distill needs a ToMoE model (model.attention or model.ffn = tomoe): its teacher is the model with its gates off");
+  require(c.train.loss != "distill" || m.is_tomoe() || !c.train.teacher.empty(),
+          "train.loss = distill needs a teacher: a ToMoE model (its gates off) or train.teacher");
+  require(c.train.teacher.empty() || c.train.loss == "distill", "train.teacher is used only with train.loss = distill");
   if (!c.prune.method.empty()) {
     require(!c.train.init_from.empty(), "prune.method needs train.init_from: the dense checkpoint to prune");
     require(c.prune.method != "none" || c.prune.active == 1.0, "prune.method = none keeps everything: prune.active must be 1");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/common/error.h"
 #include "core/data/shards/domain_subset.h"
 #include "core/engine/inference_plan.h"
 #include "core/engine/training_forms.h"
@@ -27,7 +28,18 @@ LmObjective::LmObjective(const Config& cfg, std::shared_ptr<Transformer> model, 
       val_(std::move(val)),
       sampler_(domain_sizes(*train_), cfg.train.seq_len + 1, static_cast<std::uint64_t>(cfg.train.seed)) {
   forms_ = training_forms(model_->blocks, model_->options(), form_);
-  if (t_.loss == "distill") teacher_ = std::make_unique<InferencePlan>(*model_, form_);
+  if (t_.loss == "distill" && t_.teacher.empty()) teacher_ = std::make_unique<InferencePlan>(*model_, form_);
+}
+
+void LmObjective::set_teacher(std::shared_ptr<Transformer> teacher, Form teacher_form) {
+  require(t_.loss == "distill", "a distillation teacher needs train.loss = distill");
+  require(teacher->options().vocab_size == model_->options().vocab_size,
+          "train.teacher has vocabulary " + std::to_string(teacher->options().vocab_size) + ", the model " +
+              std::to_string(model_->options().vocab_size));
+  for (auto& p : teacher->parameters()) p.set_requires_grad(false);
+  teacher->eval();
+  teacher_model_ = std::move(teacher);
+  teacher_ = std::make_unique<InferencePlan>(*teacher_model_, teacher_form);
 }
 
 std::int64_t LmObjective::units_per_micro() const { return static_cast<std::int64_t>(t_.batch_size) * t_.seq_len; }
@@ -46,12 +58,10 @@ torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, Analysis& an
   auto [x, y] = batch(step, micro);
   auto logits = model_->forward(x, an, forms_.pass());
   if (t_.loss != "distill") return forms_.lm_loss(logits, y);
-  torch::Tensor teacher;
-  {
-    ExecOptions dense;
-    dense.gates_off = true;  // the dense model inside the ToMoE model (Eq. 10's f(x))
-    teacher = teacher_->forward(x, dense);
-  }
+  require(teacher_ != nullptr, "train.teacher " + t_.teacher + " was not loaded");
+  ExecOptions exec;
+  exec.gates_off = teacher_model_ == nullptr;  // ToMoE: the dense model inside the gated one (Eq. 10's f(x))
+  const torch::Tensor teacher = teacher_->forward(x, exec);
   return t_.distill_scale * distillation_kl(teacher, logits);
 }
 

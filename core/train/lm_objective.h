@@ -28,13 +28,17 @@ class LmObjective : public TrainObjective {
   // Inputs and next-token targets [B, T] of micro-batch `micro` of step `step` (train split), on the
   // model's device; also the calibration tokens of post-training steps (ToMoE's top-K).
   std::pair<torch::Tensor, torch::Tensor> batch(std::int64_t step, int micro) const;
+  // train.teacher: the model whose logits the distillation loss matches instead of ToMoE's gates-off
+  // model (same vocabulary; frozen, run without autograd in its own execution form).
+  void set_teacher(std::shared_ptr<Transformer> teacher, Form teacher_form);
 
  private:
   TrainOptions t_;
   Form form_;  // execution.form: training forms, the teacher, validation
   std::shared_ptr<Transformer> model_;
   TrainingForms forms_;           // the training forms of the model's kinds (core/engine/training_forms.h)
-  std::unique_ptr<InferencePlan> teacher_;  // distillation: the dense model inside the ToMoE model
+  std::unique_ptr<InferencePlan> teacher_;  // distillation: the dense model inside the ToMoE model, or train.teacher
+  std::shared_ptr<Transformer> teacher_model_;  // train.teacher (teacher_ plans over it)
   std::shared_ptr<const TokenSource> train_, val_;
   BatchSampler sampler_;
 };

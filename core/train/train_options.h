@@ -39,6 +39,13 @@ struct TrainOptions {
   // student) over the vocabulary at every position, the teacher being the same model with its gates off).
   std::string loss = "lm";
   double distill_scale = 2.0;  // the official ToMoE code's factor on the KL (the paper's alpha = 16 is tuned with it)
+  // Distillation from another model: a checkpoint (path or sweep reference, as init_from) whose logits
+  // teach this one under loss = distill, e.g. the dense parent of a statically pruned student (ToMoE's
+  // same-budget baseline). "" = ToMoE's own teacher, the model with its gates off.
+  std::string teacher;
+  // Weights that are exactly zero when training starts stay zero after every optimiser step: a statically
+  // pruned start (core/prune zeroes what it removes) keeps its structure while it is tuned.
+  bool keep_pruned = false;
 };
 
 }  // namespace moxlab

@@ -68,6 +68,12 @@ StepOutcome Trainer::update() {
   StepOutcome out;
   out.lr = lr_at(static_cast<int>(step_), t.lr, t.warmup_steps, t.max_steps, t.min_lr_ratio);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(out.lr);
+  if (cfg_.train.keep_pruned && !kept_zeros_) {
+    // Captured at the first update, after init_from or a resume has loaded the weights (a checkpoint
+    // holds the same zeros as the pruned start).
+    kept_zeros_.emplace(objective_.module());
+    require(kept_zeros_->count() > 0, "train.keep_pruned: the model has no zero weights (is train.init_from a pruned checkpoint?)");
+  }
   optimizer_->zero_grad();
   for (int micro = 0; micro < t.grad_accum; ++micro) {
     Analysis an;
@@ -85,6 +91,7 @@ StepOutcome Trainer::update() {
   out.grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(),
                                                     t.grad_clip > 0 ? t.grad_clip : std::numeric_limits<double>::infinity());
   optimizer_->step();
+  if (kept_zeros_) kept_zeros_->apply();
   ++step_;
   tokens_seen_ += objective_.units_per_micro() * t.grad_accum;
   return out;

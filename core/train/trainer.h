@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "core/config/config.h"
 #include "core/train/checkpoint.h"
+#include "core/train/kept_zeros.h"
 #include "core/train/train_objective.h"
 
 namespace moxlab {
@@ -89,6 +91,7 @@ class Trainer {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::int64_t step_ = 0;
   std::int64_t tokens_seen_ = 0;
+  std::optional<KeptZeros> kept_zeros_;  // train.keep_pruned
 };
 
 }  // namespace moxlab

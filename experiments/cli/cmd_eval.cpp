@@ -24,7 +24,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--max-val-tokens", o->max_val_tokens, "per-domain validation tokens (0: all)")
       ->check(integer_in(0, std::numeric_limits<std::int64_t>::max() / 2));
   cmd->add_option("--kl-reference", o->kl_reference,
-                  "also KL(reference || model) per validation domain: init (the model's train.init_from) or a checkpoint path");
+                  "also KL(reference || model) per validation domain: init (the model's train.init_from), a checkpoint path or sweep:NAME/VARIANT[/SEED]");
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward pass")->check(integer_in(1, 1 << 16));
   cmd->add_option("--threads", o->threads, "LibTorch threads (0: all cores)")->check(thread_count());
   auto* no_ppl = cmd->add_flag("--no-perplexity", "skip per-domain validation perplexity");

@@ -48,33 +48,34 @@ ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::strin
   return out;
 }
 
-std::string resolve_init_from(const std::string& init_from, const std::string& store_path, std::int64_t own_seed) {
+std::string resolve_init_from(const std::string& init_from, const std::string& store_path, std::int64_t own_seed,
+                              const std::string& key) {
   const std::string prefix = "sweep:";
   if (init_from.compare(0, prefix.size(), prefix) != 0) return init_from;
   const std::string ref = init_from.substr(prefix.size());
   const auto a = ref.find('/'), b = ref.rfind('/');
   const bool has_seed = b != a;  // NAME/VARIANT/SEED; NAME/VARIANT takes this run's own seed
   require(a != std::string::npos && a > 0 && b + 1 < ref.size() && (!has_seed || b > a + 1),
-          "train.init_from '" + init_from + "' must be sweep:NAME/VARIANT or sweep:NAME/VARIANT/SEED");
+          key + " '" + init_from + "' must be sweep:NAME/VARIANT or sweep:NAME/VARIANT/SEED");
   const std::string name = ref.substr(0, a);
   const std::string variant = has_seed ? ref.substr(a + 1, b - a - 1) : ref.substr(a + 1);
   const std::string seed = has_seed ? ref.substr(b + 1) : std::to_string(own_seed);
-  require(file_exists(store_path), "train.init_from '" + init_from + "': no run store at " + store_path);
+  require(file_exists(store_path), key + " '" + init_from + "': no run store at " + store_path);
   const RunStore store(store_path);
   const auto sweeps = store.list_sweeps();
   auto it = std::find_if(sweeps.rbegin(), sweeps.rend(), [&](const SweepRecord& s) { return s.name == name; });
-  require(it != sweeps.rend(), "train.init_from '" + init_from + "': no sweep named " + name + " in " + store_path);
+  require(it != sweeps.rend(), key + " '" + init_from + "': no sweep named " + name + " in " + store_path);
   for (const SweepMember& m : store.sweep_members(it->id)) {
     const auto cfg = nlohmann::json::parse(m.config_json);
     if (cfg.value("run.variant", "") != variant || std::to_string(cfg.value("train.seed", std::int64_t{-1})) != seed) continue;
-    require(m.status == "finished" && m.run_id, "train.init_from '" + init_from + "': member " + std::to_string(m.idx) +
+    require(m.status == "finished" && m.run_id, key + " '" + init_from + "': member " + std::to_string(m.idx) +
                                                     " of sweep " + std::to_string(it->id) + " is " + m.status +
                                                     ", not finished");
     const auto arts = store.artifacts(*m.run_id, "checkpoint");
-    require(!arts.empty(), "train.init_from '" + init_from + "': run " + std::to_string(*m.run_id) + " has no checkpoint");
+    require(!arts.empty(), key + " '" + init_from + "': run " + std::to_string(*m.run_id) + " has no checkpoint");
     return arts.back().path;
   }
-  throw Error("train.init_from '" + init_from + "': sweep " + name + " has no member with run.variant " + variant +
+  throw Error(key + " '" + init_from + "': sweep " + name + " has no member with run.variant " + variant +
               " and train.seed " + seed);
 }
 

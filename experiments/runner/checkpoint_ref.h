@@ -33,7 +33,8 @@ ResolvedCheckpoint resolve_checkpoint(const CheckpointRef& ref, const std::strin
 // continue-tuning sweep names the dense model it starts from without knowing its run id);
 // "sweep:NAME/VARIANT" takes SEED = own_seed, the continuing run's train.seed, so one member with
 // `seeds = [1, 2]` continues each seed's own start. Errors name what is missing (no such sweep, member
-// not finished yet).
-std::string resolve_init_from(const std::string& init_from, const std::string& store, std::int64_t own_seed);
+// not finished yet). `key` names the setting in those errors (train.teacher takes the same references).
+std::string resolve_init_from(const std::string& init_from, const std::string& store, std::int64_t own_seed,
+                              const std::string& key = "train.init_from");
 
 }  // namespace moxlab

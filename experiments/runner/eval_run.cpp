@@ -52,9 +52,11 @@ void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const
   if (r.bytes > 0) put_one("bpb", kBpbDefinition, r.bpb());
 }
 
-// The checkpoint KL is measured against: the model's train.init_from for "init", else the path given.
+// The checkpoint KL is measured against: the model's train.init_from for "init", else the path or sweep
+// reference given (sweep:NAME/VARIANT takes the model's own train.seed: a pruned-then-tuned student
+// names its dense grandparent this way).
 std::string kl_reference_path(const std::string& reference, const Config& cfg, const std::string& store) {
-  if (reference != "init") return reference;
+  if (reference != "init") return resolve_init_from(reference, store, cfg.train.seed, "eval --kl-reference");
   require(!cfg.train.init_from.empty(), "eval --kl-reference init: the model has no train.init_from (it was trained from scratch)");
   return resolve_init_from(cfg.train.init_from, store, cfg.train.seed);
 }

@@ -147,6 +147,16 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
   log("model: " + std::to_string(b.params.total) + " non-embedding parameters (" + std::to_string(b.params.active) +
       " active), vocab " + std::to_string(cfg.model.vocab_size));
   auto objective = std::make_unique<LmObjective>(cfg, model, train, val);
+  if (!cfg.train.teacher.empty()) {
+    const std::string from = resolve_init_from(cfg.train.teacher, cfg.run.store, cfg.train.seed, "train.teacher");
+    LoadedCheckpoint teacher = load_checkpoint(from);
+    require(teacher.meta.tokenizer_spec.empty() || teacher.meta.tokenizer_spec == task.tokenizer_spec,
+            "train.teacher " + from + " was trained with tokenizer " + teacher.meta.tokenizer_spec + " but this run's data uses " +
+                task.tokenizer_spec);
+    teacher.model->to(device);
+    objective->set_teacher(teacher.model, form_from_name(teacher.config.execution.form));
+    log("distilling from " + from);
+  }
   b.lm = model;
   b.lm_objective = objective.get();
   b.objective = std::move(objective);

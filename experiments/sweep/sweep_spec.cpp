@@ -98,7 +98,7 @@ SweepEval parse_eval(const toml::table& t, const std::string& where) {
   e.routing_tokens_per_domain = t["routing_tokens_per_domain"].value_or<std::int64_t>(0);
   if (const toml::node* kl = t.get("kl_reference")) {
     const auto s = kl->value_exact<std::string>();
-    require(s && !s->empty(), where + ".kl_reference must be \"init\" or a checkpoint path");
+    require(s && !s->empty(), where + ".kl_reference must be \"init\", a checkpoint path or sweep:NAME/VARIANT[/SEED]");
     e.kl_reference = *s;
   }
   require(e.limit >= 0 && e.max_val_tokens >= 0 && e.routing_tokens_per_domain >= 0,

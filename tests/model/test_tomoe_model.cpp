@@ -518,7 +518,7 @@ TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — convers
 
   CHECK(store.get_run(2).config_json.find("\"train.loss\":\"distill\"") != std::string::npos);
 
-  CHECK(one_line_error(run_cli("train --config micro.toml --set train.loss=distill", dir), "train.loss = distill needs a ToMoE model"));
+  CHECK(one_line_error(run_cli("train --config micro.toml --set train.loss=distill", dir), "train.loss = distill needs a teacher"));
 
   // The static baselines at the same ratio, each a run whose checkpoint evaluates like any other.
   auto wanda = run_cli("prune wanda --checkpoint " + ck + " --active 0.5 --calibration 2", dir);
