@@ -225,6 +225,26 @@ void write_layer_views(std::vector<TapObservation>& taps, TensorLogWriter& w, Re
   }
 }
 
+// The residual branches' RMS per layer (branch_scale.h), as arrays and as results
+// observe/branch_rms/blocks.<l>.attn|ffn.
+void write_branch_scales(const std::vector<BranchScale>& branches, std::int64_t tokens, TensorLogWriter& w, Results& res) {
+  std::vector<double> attn, ffn;
+  for (const BranchScale& b : branches) {
+    attn.push_back(b.attn_rms);
+    ffn.push_back(b.ffn_rms);
+    for (const auto& [part, value, definition] :
+         {std::make_tuple("attn", b.attn_rms, "RMS over (token, dim) of resid.mid[l] - resid.out[l-1]: the attention branch added to the residual"),
+          std::make_tuple("ffn", b.ffn_rms, "RMS over (token, dim) of resid.out[l] - resid.mid[l]: the FFN branch added to the residual")}) {
+      TapObservation o;
+      o.tap = "blocks." + std::to_string(b.layer) + "." + part;
+      o.tokens = tokens;
+      res.add("branch_rms", o, value, definition);
+    }
+  }
+  w.write("/branch/attn_rms", attn);
+  w.write("/branch/ffn_rms", ffn);
+}
+
 }  // namespace
 
 ObserveReport observe_capture(const std::string& capture_path, const std::string& out_path, const ObserveOptions& opt) {
@@ -287,6 +307,9 @@ ObserveReport observe_capture(const std::string& capture_path, const std::string
     if (opt.log) opt.log("observed " + tap + " [" + std::to_string(o.tokens) + " x " + std::to_string(o.dims) + "]");
   }
   write_layer_views(rep.taps, w, res);
+  const auto has = [&](const std::string& tap) { return std::find(taps.begin(), taps.end(), tap) != taps.end(); };
+  rep.branches = branch_scales(has, [&](const std::string& tap) { return read_tap(in, tap); });
+  if (!rep.branches.empty()) write_branch_scales(rep.branches, rep.tokens, w, res);
   w.finish();
   return rep;
 }

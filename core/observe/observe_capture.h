@@ -33,6 +33,9 @@
 //     /pattern5/<tap>/pattern           int32 [d] pattern of each dim in the example run (bit j: token j)
 //       attrs: all, one_total, one_per_token, chance_all, chance_one_total, runs, high (K), example_row
 //     (magnitude/order/pattern are absent when the tap has no run of 5 consecutive tokens)
+//   Residual branch sizes (branch_scale.h; when every block has resid.mid and resid.out taps):
+//     /branch/attn_rms, /branch/ffn_rms f64 [L]  RMS of resid.mid[l] - resid.out[l-1] (NaN at l = 0) and of
+//                                                resid.out[l] - resid.mid[l]
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -41,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/observe/branch_scale.h"
 #include "core/observe/sparsity.h"
 
 namespace moxlab {
@@ -78,6 +82,7 @@ struct ObserveReport {
   std::int64_t tokens = 0;
   std::vector<TapObservation> taps;     // layer order, forward order inside a layer
   std::vector<ObservedResult> results;  // keys observe/<metric>/<tap>; NaN values left out
+  std::vector<BranchScale> branches;    // empty without residual taps
 };
 
 // Reads every /probes/<tap> of the capture and writes the observations file to out_path (atomically).

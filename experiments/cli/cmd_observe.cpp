@@ -125,6 +125,11 @@ void print_summary(const ObserveReport& rep, const ObserveOptions& opt) {
     for (const auto& k : flow_tap_kinds()) std::printf(" %9s", field(l, k, &TapObservation::flow_median_pct, "%.4g").c_str());
     std::printf("\n");
   }
+  if (rep.branches.empty()) return;
+  std::printf("\nresidual branches: RMS of what attention / the FFN adds to the residual stream\n%-5s %9s %9s\n", "layer",
+              "attention", "FFN");
+  for (const BranchScale& b : rep.branches)
+    std::printf("%-5d %9s %9s\n", b.layer, num(b.attn_rms, "%.4g").c_str(), num(b.ffn_rms, "%.4g").c_str());
 }
 }  // namespace
 

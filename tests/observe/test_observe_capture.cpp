@@ -133,3 +133,48 @@ TEST_CASE("observe: bad captures are one-line errors and leave no observations f
   CHECK_THROWS_WITH(observe_capture(short_tap, out), Contains("has 7 rows but /window has 8"));
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+TEST_CASE("observe: residual branch RMS per layer from resid.mid / resid.out (hand computed)", "[observe]") {
+  moxlab::testing::ScratchDir dir("observe_branch");
+  const std::string cap = dir.file("cap.h5"), out = dir.file("cap.observe.h5");
+  // Two layers, 8 tokens x 4 dims. Layer 0: resid.mid = e (layer 0's attention branch is not observable),
+  // FFN adds [1, -1, 1, -1] (RMS 1). Layer 1: attention adds 3 everywhere (RMS 3), the FFN adds
+  // [0, 0, 0, 1] (RMS sqrt(1 / 4) = 0.5).
+  std::vector<float> mid0, out0, mid1, out1;
+  for (int t = 0; t < kTokens; ++t)
+    for (int d = 0; d < kDims; ++d) {
+      const float e = 0.1f * t - 0.2f * d;
+      mid0.push_back(e);
+      out0.push_back(e + (d % 2 == 0 ? 1.0f : -1.0f));
+      mid1.push_back(out0.back() + 3.0f);
+      out1.push_back(mid1.back() + (d == 3 ? 1.0f : 0.0f));
+    }
+  {
+    TensorLogWriter w(cap);
+    w.write("/probes/blocks.0.resid.mid", mid0.data(), {kTokens, kDims});
+    w.write("/probes/blocks.0.resid.out", out0.data(), {kTokens, kDims});
+    w.write("/probes/blocks.1.resid.mid", mid1.data(), {kTokens, kDims});
+    w.write("/probes/blocks.1.resid.out", out1.data(), {kTokens, kDims});
+    w.write("/window", std::vector<std::int32_t>(kTokens, 0));
+    w.write("/position", std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+    w.finish();
+  }
+  const ObserveReport rep = observe_capture(cap, out);
+  REQUIRE(rep.branches.size() == 2);
+  CHECK(std::isnan(rep.branches[0].attn_rms));
+  CHECK(rep.branches[0].ffn_rms == Approx(1.0).epsilon(1e-6));
+  CHECK(rep.branches[1].attn_rms == Approx(3.0).epsilon(1e-6));
+  CHECK(rep.branches[1].ffn_rms == Approx(0.5).epsilon(1e-6));
+  CHECK(find(rep, "observe/branch_rms/blocks.0.attn") == nullptr);  // NaN: left out
+  REQUIRE(find(rep, "observe/branch_rms/blocks.1.attn") != nullptr);
+  CHECK(find(rep, "observe/branch_rms/blocks.1.attn")->value == Approx(3.0).epsilon(1e-6));
+  TensorLogReader r(out);
+  const auto ffn = r.read<double>("/branch/ffn_rms");
+  REQUIRE(ffn.size() == 2);
+  CHECK(ffn[1] == Approx(0.5).epsilon(1e-6));
+
+  // Without residual taps there is nothing to report.
+  const std::string plain = dir.file("plain.h5");
+  write_capture(plain);
+  CHECK(observe_capture(plain, dir.file("plain.observe.h5")).branches.empty());
+}
