@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include "core/store/run_store.h"
 
 namespace moxlab::testing {
 
@@ -50,6 +53,13 @@ std::string write_micro_config(const std::string& dir, int max_steps) {
                          "max_steps = " << max_steps << "\neval_every = " << max_steps / 3 << "\neval_tokens = 4096\n"
                          "checkpoint_every = 20\nlog_every = 10\nthreads = 1\n";
   return path;
+}
+
+std::string train_micro_checkpoint(const std::string& dir, int max_steps) {
+  write_micro_config(dir, max_steps);
+  const CliResult dense = run_cli("train --config micro.toml", dir);
+  if (dense.exit_code != 0) throw std::runtime_error("training micro.toml failed: " + dense.err);
+  return RunStore(dir + "/runs/runs.db").artifacts(1, "checkpoint").at(0).path;
 }
 
 }  // namespace moxlab::testing

@@ -473,12 +473,8 @@ TEST_CASE("ToMoE export of stories260K on real text equals the gated model (expe
 TEST_CASE("convert tomoe and prune baselines from a dense checkpoint — conversion keeps every dense weight",
           "[e2e][tomoe][prune]") {
   const std::string dir = scratch_dir("tomoe_distill");
-  write_micro_config(dir, 12);
-  auto dense = run_cli("train --config micro.toml", dir);
-  INFO(dense.err);
-  REQUIRE(dense.exit_code == 0);
+  const std::string ck = train_micro_checkpoint(dir, 12);
   RunStore store(dir + "/runs/runs.db");
-  const std::string ck = store.artifacts(1, "checkpoint").at(0).path;
   auto tomoe = run_cli("convert tomoe --checkpoint " + ck + " --active 0.6 --steps 6 --set tomoe.experts=4", dir);
   INFO(tomoe.err);
   REQUIRE(tomoe.exit_code == 0);

@@ -49,12 +49,8 @@ TEST_CASE("train.init_from sweep:NAME/VARIANT[/SEED] resolves to the finished me
 
 TEST_CASE("continue-tuning a dense model into MoH: step-0 validation, dense start, exact with all heads", "[e2e][continue][moh]") {
   const std::string dir = scratch_dir("continue_cli");
-  write_micro_config(dir, 12);
-  auto dense = run_cli("train --config micro.toml", dir);
-  INFO(dense.err);
-  REQUIRE(dense.exit_code == 0);
+  const std::string ck = train_micro_checkpoint(dir, 12);
   RunStore store(dir + "/runs/runs.db");
-  const std::string ck = store.artifacts(1, "checkpoint").at(0).path;
   const std::string moh = " --set model.attention=moh --set moh.router=query_norm --set moh.shared=1 --set train.max_steps=4"
                           " --set train.warmup_steps=1 --set train.eval_every=2 --set train.init_from=" + ck;
 

@@ -23,12 +23,8 @@ std::int64_t zero_weights(const std::string& checkpoint) {
 
 TEST_CASE("Static pruning tuned by distillation from the dense parent keeps its structure", "[e2e][prune][distill]") {
   const std::string dir = scratch_dir("prune_distill");
-  write_micro_config(dir, 12);
-  auto dense = run_cli("train --config micro.toml", dir);
-  INFO(dense.err);
-  REQUIRE(dense.exit_code == 0);
+  const std::string parent = train_micro_checkpoint(dir, 12);
   RunStore store(dir + "/runs/runs.db");
-  const std::string parent = store.artifacts(1, "checkpoint").at(0).path;
   auto pruned = run_cli("prune wanda_2_4 --checkpoint " + parent + " --active 0.5 --calibration 2", dir);
   INFO(pruned.err);
   REQUIRE(pruned.exit_code == 0);
