@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/common/error.h"
+#include "core/prune/dense_layers.h"
 
 namespace moxlab {
 
@@ -24,12 +25,8 @@ void remove_blocks(Transformer& model, const std::vector<int>& blocks) {
   torch::NoGradGuard no_grad;
   for (int l : blocks) {
     require(l >= 0 && l < model.options().n_layers, "pruning: no block " + std::to_string(l));
-    auto* block = model.blocks->ptr<BlockImpl>(l).get();
-    auto* a = dynamic_cast<DenseAttention*>(block->attn.get());
-    auto* f = dynamic_cast<SwiGLU*>(block->ffn.get());
-    require(a && f, "pruning needs a dense model");
-    a->wo->weight.zero_();
-    f->w2->weight.zero_();
+    dense_attention(model, l).wo->weight.zero_();
+    dense_swiglu(model, l).w2->weight.zero_();
   }
 }
 

@@ -1,6 +1,7 @@
 #include "core/prune/semi_structured.h"
 
 #include "core/common/error.h"
+#include "core/prune/dense_layers.h"
 
 namespace moxlab {
 
@@ -16,10 +17,8 @@ torch::Tensor n_m_mask(const torch::Tensor& score, int n, int m) {
 void prune_n_m(Transformer& model, const CalibrationStats& stats, int n, int m) {
   torch::NoGradGuard no_grad;
   for (int l = 0; l < model.options().n_layers; ++l) {
-    auto* block = model.blocks->ptr<BlockImpl>(l).get();
-    auto* a = dynamic_cast<DenseAttention*>(block->attn.get());
-    auto* f = dynamic_cast<SwiGLU*>(block->ffn.get());
-    require(a && f, "pruning needs a dense model");
+    auto* a = &dense_attention(model, l);
+    auto* f = &dense_swiglu(model, l);
     const auto& x = stats.norms.at(l);
     for (auto [lin, norm] : {std::pair<torch::nn::Linear*, const torch::Tensor*>{&a->wq, &x.attn_in}, {&a->wk, &x.attn_in},
                              {&a->wv, &x.attn_in}, {&a->wo, &x.attn_ctx}, {&f->w1, &x.ffn_in}, {&f->w3, &x.ffn_in},

@@ -6,20 +6,11 @@
 #include "core/common/error.h"
 #include "core/model/tomoe/head_dim_masks.h"
 #include "core/model/tomoe/tomoe_trace.h"
+#include "core/prune/dense_layers.h"
 
 namespace moxlab {
 
 namespace {
-SwiGLU& swiglu(Transformer& m, int l) {
-  auto* f = dynamic_cast<SwiGLU*>(m.blocks->ptr<BlockImpl>(l)->ffn.get());
-  require(f != nullptr, "pruning needs SwiGLU FFNs (a dense model)");
-  return *f;
-}
-DenseAttention& attention(Transformer& m, int l) {
-  auto* a = dynamic_cast<DenseAttention*>(m.blocks->ptr<BlockImpl>(l)->attn.get());
-  require(a != nullptr, "pruning needs dense attention");
-  return *a;
-}
 // Rows of a [heads * hd, in] matrix grouped by head dimension: [hd] sums over heads and inputs.
 torch::Tensor per_head_dim_rows(const torch::Tensor& imp, int hd) { return imp.reshape({-1, hd, imp.size(1)}).sum(std::vector<std::int64_t>{0, 2}); }
 // Columns of a [out, heads * hd] matrix grouped by head dimension.
@@ -29,8 +20,8 @@ torch::Tensor per_head_dim_cols(const torch::Tensor& imp, int hd) { return imp.r
 std::vector<LayerImportance> magnitude_importance(Transformer& model) {
   std::vector<LayerImportance> out;
   for (int l = 0; l < model.options().n_layers; ++l) {
-    auto& a = attention(model, l);
-    auto& f = swiglu(model, l);
+    auto& a = dense_attention(model, l);
+    auto& f = dense_swiglu(model, l);
     auto sq = [](const torch::nn::Linear& lin) { return lin->weight.detach().to(torch::kDouble).pow(2); };
     out.push_back({sq(a.wq), sq(a.wk), sq(a.wv), sq(a.wo), sq(f.w1), sq(f.w2), sq(f.w3)});
   }
@@ -41,8 +32,8 @@ std::vector<LayerImportance> wanda_importance(Transformer& model, const Calibrat
   require(static_cast<int>(stats.norms.size()) == model.options().n_layers, "pruning: calibration has the wrong layer count");
   std::vector<LayerImportance> out;
   for (int l = 0; l < model.options().n_layers; ++l) {
-    auto& a = attention(model, l);
-    auto& f = swiglu(model, l);
+    auto& a = dense_attention(model, l);
+    auto& f = dense_swiglu(model, l);
     const auto& n = stats.norms[l];
     auto score = [](const torch::nn::Linear& lin, const torch::Tensor& x_norm) {  // |W_ij| ||X_j||
       return lin->weight.detach().to(torch::kDouble).abs() * x_norm.to(torch::kDouble).unsqueeze(0);
@@ -66,8 +57,8 @@ std::vector<LayerImportance> taylor_importance(Transformer& model, const std::ve
   }
   std::vector<LayerImportance> out;
   for (int l = 0; l < model.options().n_layers; ++l) {
-    auto& a = attention(model, l);
-    auto& f = swiglu(model, l);
+    auto& a = dense_attention(model, l);
+    auto& f = dense_swiglu(model, l);
     auto score = [](const torch::nn::Linear& lin) {
       return (lin->weight.detach().to(torch::kDouble) * lin->weight.grad().to(torch::kDouble)).abs();
     };
@@ -107,8 +98,8 @@ void apply_width_pruning(Transformer& model, const std::vector<LayerKeep>& keep)
   require(static_cast<int>(keep.size()) == o.n_layers, "pruning: one keep mask per layer expected");
   torch::NoGradGuard no_grad;
   for (int l = 0; l < o.n_layers; ++l) {
-    auto& a = attention(model, l);
-    auto& f = swiglu(model, l);
+    auto& a = dense_attention(model, l);
+    auto& f = dense_swiglu(model, l);
     const auto& k = keep[l];
     auto rows = [](torch::nn::Linear& lin, const torch::Tensor& m) {  // m over head dims, repeated per head
       lin->weight.mul_(m.repeat(lin->weight.size(0) / m.size(0)).unsqueeze(1));

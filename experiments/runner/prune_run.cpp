@@ -9,7 +9,7 @@
 #include "core/common/error.h"
 #include "core/data/shards/dataset.h"
 #include "core/model/param_count.h"
-#include "core/model/tomoe/tomoe_trace.h"
+#include "core/prune/live_weights.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/store/run_store.h"
 #include "core/train/checkpoint.h"
@@ -67,10 +67,9 @@ PruneRunResult run_pruning(const PruneRunOptions& o) {
     meta.source = "prune:" + p.method;
     save_checkpoint(out.checkpoint, *ck.model, nullptr, meta);
     store.add_artifact(run.id, "checkpoint", out.checkpoint);
-    // Counts: the dense non-embedding total; active drops the pruned share of the seven matrices.
+    // Counts: the dense non-embedding total; active drops the dead weights of the seven matrices.
     ParamCount counts = count_parameters(*ck.model);
-    const double matrices = total_parameters(tomoe_shape(cfg.model), cfg.model.n_layers);
-    counts.active = counts.total - static_cast<std::int64_t>((1.0 - out.prune.active_ratio) * matrices + 0.5);
+    counts.active = counts.total - live_matrix_weights(*ck.model).dead();
     record_param_counts(run.id, cfg.run.store, counts);
     store.put_result(run.id, "prune/active_ratio", out.prune.active_ratio,
                      nlohmann::json{{"metric", "ratio"},

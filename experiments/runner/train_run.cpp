@@ -11,6 +11,7 @@
 #include "core/data/shards/dataset.h"
 #include "core/data/tokenizers/tokenizer.h"
 #include "core/model/param_count.h"
+#include "core/prune/live_weights.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/store/metric_log.h"
 #include "core/store/run_liveness.h"
@@ -213,7 +214,6 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   const auto durably = [&](const std::function<void()>& write) { retry_while_busy(write, kStoreWaitSeconds, say_waiting); };
   try {
     BuiltTask built = build_task(cfg, task, !resume_from.empty(), device, log);
-    record_param_counts(out.run_id, cfg.run.store, built.params);
     for (const auto& [key, value] : built.init_reference)
       store.put_result(out.run_id, "init_from/" + key, value,
                        nlohmann::json{{"split", "val"},
@@ -230,6 +230,10 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
       trainer.resume(resume_from);
       store.delete_metrics_after(out.run_id, trainer.step());  // steps redone after the checkpoint
     }
+    if (cfg.train.keep_pruned && built.lm) {  // the pruned start's structure (weights loaded by now)
+      built.params.active = built.params.total - live_matrix_weights(*built.lm).dead();
+    }
+    record_param_counts(out.run_id, cfg.run.store, built.params);
 
     bool checkpoint_recorded = !resume_from.empty();
     TrainerCallbacks cb;

@@ -1,11 +1,13 @@
 // The static pruning baselines (core/prune): the 2:4 mask, structure scores and their selection by hand,
 // width pruning zeroing exactly the pruned structures at the target ratio, ShortGPT's choice of blocks
-// and a removed block being the identity (block influence 0).
+// and a removed block being the identity (block influence 0); the live-weight count read back from the
+// zeros, by hand and against each method's own accounting.
 #include "tests/torch_catch.h"
 
 #include "core/common/error.h"
 #include "core/prune/calibration_stats.h"
 #include "core/prune/layer_pruning.h"
+#include "core/prune/live_weights.h"
 #include "core/prune/prune.h"
 #include "core/prune/semi_structured.h"
 #include "core/prune/width_pruning.h"
@@ -95,4 +97,44 @@ TEST_CASE("ShortGPT removes the lowest-influence blocks — a removed block is t
   CHECK(stats.norms[0].ffn_act.size(0) == 4);
   CHECK_THROWS_WITH(prune_model(model, "bogus", 0.5, {}), Catch::Contains("unknown method 'bogus'"));
   CHECK_THROWS_WITH(prune_model(model, "wanda_2_4", 0.6, {}), Catch::Contains("use --active 0.5"));
+}
+
+TEST_CASE("Live matrix weights: a zero factor kills its structure (hand computed)", "[prune]") {
+  const ModelOptions o = small_options();  // dim 8, 2 heads sharing 1 kv head of width 4, d_mid 4
+  Transformer model(o);
+  model.init_weights(4);
+  auto& a = *dynamic_cast<DenseAttention*>(model.blocks->ptr<BlockImpl>(0)->attn.get());
+  auto& f = *dynamic_cast<SwiGLU*>(model.blocks->ptr<BlockImpl>(0)->ffn.get());
+  // Dense: W_Q 8x8, W_K 4x8, W_V 4x8, W_O 8x8, W_G/W_U 4x8, W_D 8x4.
+  CHECK(live_matrix_weights(model).live == 64 + 32 + 32 + 64 + 3 * 32);
+  CHECK(live_matrix_weights(model).total == 288);
+  torch::NoGradGuard no_grad;
+  f.w2->weight.select(1, 1).zero_();  // channel 1's W_D column: its W_G and W_U rows go with it (-24)
+  f.w1->weight[2][5] = 0;             // one zero weight inside a live channel (-1)
+  a.wo->weight.select(1, 4 + 0).zero_();  // head 1's output dim 0: still read by head 0, so W_V row 0 stays (-8)
+  a.wk->weight[2].zero_();            // K row 2; row 3 keeps RoPE pair (2, 3) live in both heads (-8)
+  CHECK(live_matrix_weights(model).live == 288 - 24 - 1 - 8 - 8);
+  a.wo->weight.select(1, 0).zero_();  // now no head reads V row 0 (-8 for W_O, -8 for W_V)
+  CHECK(live_matrix_weights(model).live == 288 - 24 - 1 - 8 - 8 - 16);
+  a.wk->weight[3].zero_();  // pair (2, 3) has no key: W_Q rows 2, 3 of both heads die (-8 W_K, -32 W_Q)
+  CHECK(live_matrix_weights(model).live == 288 - 24 - 1 - 8 - 8 - 16 - 8 - 32);
+  a.wo->weight.narrow(1, 4, 4).zero_();  // head 1 writes nothing: its W_Q rows die (the live pair 0, 1: -16)
+  CHECK(live_matrix_weights(model).live == 288 - 24 - 1 - 8 - 8 - 16 - 8 - 32 - 24 - 16);
+}
+
+TEST_CASE("Live matrix weights of a random model pruned by each method match its active ratio", "[prune]") {
+  ModelOptions o = test::tiny_model(16, 40);
+  o.n_layers = 2;
+  o.n_heads = 4;
+  o.n_kv_heads = 2;
+  o.ffn_hidden = 16;
+  const std::vector<torch::Tensor> calibration{torch::randint(0, 40, {2, 9}, torch::kLong)};
+  for (const std::string method : {"magnitude", "wanda", "taylor", "shortgpt", "wanda_2_4"}) {
+    Transformer model(o);
+    model.init_weights(5);
+    const PruneResult r = prune_model(model, method, 0.5, calibration);
+    const MatrixWeights m = live_matrix_weights(model);
+    INFO(method);
+    CHECK(static_cast<double>(m.live) / m.total == Approx(r.active_ratio).margin(1e-12));
+  }
 }

@@ -1,7 +1,8 @@
 // ToMoE's same-budget static baseline (issue 32): a statically pruned dense model tuned by distillation
 // from its dense parent. train.teacher names the parent (a path or sweep reference); train.keep_pruned
 // holds the pruned weights at zero through every optimiser step. Checked: a student distilled from itself
-// has loss exactly 0; the pruned zeros survive tuning with keep_pruned and regrow without it; the errors.
+// has loss exactly 0; the pruned zeros survive tuning with keep_pruned (and the run counts the pruned
+// start's active parameters) and regrow without it; the errors.
 #include "tests/torch_catch.h"
 
 #include "core/store/run_store.h"
@@ -52,6 +53,9 @@ TEST_CASE("Static pruning tuned by distillation from the dense parent keeps its 
   CHECK(curve.front().value > 1e-5);  // a 12-step parent is near uniform: its pruned copy is close to it
   CHECK(zero_weights(store.artifacts(4, "checkpoint").at(0).path) == pruned_zeros);
   CHECK(kept.err.find("distilling from " + parent) != std::string::npos);
+  // The tuned student counts the pruned start's active parameters, not its dense parent's.
+  CHECK(store.result(4, "params/active")->value == store.result(2, "params/active")->value);
+  CHECK(store.result(4, "params/active")->value < store.result(4, "params/total")->value);
 
   // Without keep_pruned AdamW moves 2:4's pruned weights off zero (each has its own gradient).
   auto regrown = run_cli(tune + " --set train.teacher=" + parent, dir);
