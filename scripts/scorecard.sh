@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The claims scorecard at the top of docs/reproduction/README.md, regenerated from the committed study
-# stores (docs/reproduction/data/*.db.xz) and the claims in experiments/studies/claims.toml:
+# stores (docs/reproduction/data/*.db.xz) and the claims in experiments/claims.toml:
 #   scripts/scorecard.sh              # B=path/to/moxlab to use another build (default build/moxlab)
 set -euo pipefail
+shopt -s nullglob  # no committed store yet: every claim reads "pending"
 cd "$(dirname "$0")/.."
 B=${B:-build/moxlab}
 stores=$(mktemp -d)
 trap 'rm -rf "$stores"' EXIT
 for f in docs/reproduction/data/*.db.xz; do xz -dc "$f" > "$stores/$(basename "${f%.xz}")"; done
-"$B" scorecard experiments/studies/claims.toml --stores "$stores" --insert docs/reproduction/README.md
+"$B" scorecard experiments/claims.toml --stores "$stores" --insert docs/reproduction/README.md
 echo "scorecard written to docs/reproduction/README.md"

@@ -1,9 +1,13 @@
 #include "experiments/report/scorecard.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include <toml++/toml.h>
 
@@ -61,13 +65,64 @@ struct RowText {
   std::string model, difference, verdict, source;
 };
 
+RowText pending(const Claim& c, const std::string& why) { return {"—", why, "pending", c.store + ", sweep " + c.sweep}; }
+
+// Where a claim's runs stand: the seeds of the finished runs per row_key value (what the table will
+// pair) and how many runs of the method the sweeps plan (members, or runs where a sweep has none). An
+// Error when the method or the reference is neither planned nor run: a misspelt name must not read as
+// "pending".
+struct Progress {
+  std::map<std::string, std::set<std::int64_t>> finished;
+  std::size_t planned = 0;
+};
+
+Progress progress(const Claim& c, const RunStore& store, const std::string& where) {
+  Progress p;
+  std::set<std::string> seen;
+  std::size_t members = 0, runs = 0;
+  const auto value_of = [&](const std::string& config_json) {
+    const auto v = config_value(config_json, c.row_key);
+    return v && v->is_string() ? v->get<std::string>() : std::string();
+  };
+  for (const auto& ref : parse_sweep_refs(c.sweep)) {
+    std::int64_t id = 0;
+    try {
+      id = resolve_sweep(ref, store);
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+    for (const auto& m : store.sweep_members(id)) {
+      const std::string v = value_of(m.config_json);
+      if (v == c.method || v == c.reference) seen.insert(v);
+      if (v == c.method) ++members;
+    }
+    RunFilter filter;
+    filter.sweep_id = id;
+    for (const auto& r : store.find_runs(filter)) {
+      const std::string v = value_of(r.config_json);
+      if (v != c.method && v != c.reference) continue;
+      seen.insert(v);
+      if (v == c.method) ++runs;
+      if (r.status == RunStatus::finished) p.finished[v].insert(r.seed);
+    }
+  }
+  for (const auto& name : {c.method, c.reference})
+    require(seen.count(name) > 0, where + ": no run or member of sweep " + c.sweep + " has " + c.row_key + " = " + name);
+  p.planned = std::max(members, runs);
+  return p;
+}
+
 RowText evaluate(const Claim& c, const std::string& stores_dir, std::size_t index) {
   const std::string where = "claim " + std::to_string(index + 1) + " (" + c.paper + ": " + c.claim + ")";
   const std::string path = (std::filesystem::path(stores_dir) / c.store).string();
-  require(std::filesystem::exists(path), where + ": store " + path + " not found");
+  if (!std::filesystem::exists(path)) return pending(c, "store not committed yet");
   RunStoreOptions o;
   o.read_only = true;
   const RunStore store(path, o);
+  Progress p = progress(c, store, where);
+  std::size_t paired = 0;
+  for (auto seed : p.finished[c.method]) paired += p.finished[c.reference].count(seed);
+  if (paired < 2) return pending(c, std::to_string(paired) + " of " + std::to_string(p.planned) + " seeds paired so far");
   TableSpec spec;
   spec.origin = where;
   spec.title = c.claim;

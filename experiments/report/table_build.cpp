@@ -484,6 +484,16 @@ void add_comparisons(Table& t, const std::string& reference, const std::string& 
 
 }  // namespace
 
+std::optional<nlohmann::json> config_value(const std::string& config_json, const std::string& key) {
+  const auto config = nlohmann::json::parse(config_json, nullptr, false);
+  if (config.is_discarded()) return std::nullopt;
+  FlatConfig flat;
+  flatten(config, "", flat);
+  const auto it = flat.find(key);
+  if (it == flat.end()) return std::nullopt;
+  return it->second;
+}
+
 std::int64_t resolve_sweep(const SweepRef& ref, const RunStore& store) {
   if (ref.id) return store.get_sweep(*ref.id).id;  // Error when absent
   std::optional<std::int64_t> id;

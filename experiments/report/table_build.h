@@ -21,6 +21,7 @@
 // selected run, and a selection without runs.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ Table build_table(const TableSpec& spec, const RunStore& store);
 
 // "model.dim=192, train.lr=0.003": a row's keys in words.
 std::string row_label(const Table& table, const TableRow& row);
+
+// A run's config value under a dotted key ("run.variant"), nested or flat JSON alike; nullopt when absent
+// or when the JSON is malformed.
+std::optional<nlohmann::json> config_value(const std::string& config_json, const std::string& key);
 
 // The sweep a reference names: its id, or the newest sweep of that name. Error when absent.
 std::int64_t resolve_sweep(const SweepRef& ref, const RunStore& store);

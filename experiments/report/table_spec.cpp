@@ -304,7 +304,10 @@ std::vector<SweepRef> parse_sweep_refs(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    out.push_back(parse_sweep_ref(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));  // "a, b" reads as "a,b"
+    item.erase(item.find_last_not_of(' ') + 1);
+    out.push_back(parse_sweep_ref(item));
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }

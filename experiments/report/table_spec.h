@@ -106,7 +106,7 @@ std::vector<std::string> metric_placeholders(const std::string& pattern);
 
 // Parses a --sweep argument: all digits = id, anything else = name.
 SweepRef parse_sweep_ref(const std::string& text);
-// A comma-separated list of them ("tomoe_tiny,tomoe_tiny_baselines").
+// A comma-separated list of them ("tomoe_tiny,tomoe_tiny_baselines"; spaces around names are ignored).
 std::vector<SweepRef> parse_sweep_refs(const std::string& text);
 
 }  // namespace moxlab

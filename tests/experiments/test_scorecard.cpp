@@ -1,6 +1,7 @@
 // The claims scorecard (experiments/report/scorecard.h): a row per claim with the paired difference, its
 // hand-computed 95% interval, n, the verdict, model size and token budget from the runs' results, the
-// exploratory mark under 3 seeds, the block replacement in a Markdown file, and the errors.
+// exploratory mark under 3 seeds, pending rows (no store yet, too few finished seeds), the block
+// replacement in a Markdown file, and the errors.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -50,10 +51,20 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   // Two paired seeds: the verdict stands but is marked exploratory (n = 2: t = 12.7).
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir),
              Contains("| -0.075 [-0.393, +0.243] (n=2) | inconclusive (exploratory: n < 3) |"));
-  // Errors name the claim: a missing variant, a missing store, mixed builds.
-  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "moh"), "c.toml"), dir),
-                    Contains("claim 1 (MoHD: compression keeps quality): no finished run with run.variant = moh"));
-  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims("absent.db", "x2"), "c.toml"), dir), Contains("store"));
+  // Pending rows: a store not committed yet, a method with one finished seed (the second still running).
+  CHECK_THAT(scorecard_markdown(parse_claims(claims("absent.db", "x2"), "c.toml"), dir),
+             Contains("| — | store not committed yet | pending | absent.db, sweep study |"));
+  add(s, sweep, "moh", {{1, 3.9}}, 600000);
+  s.add_run({{"run.variant", "moh"}, {"train.seed", 2}}, {}, RunStatus::running, sweep);
+  CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moh"), "c.toml"), dir),
+             Contains("| — | 1 of 2 seeds paired so far | pending |"));
+  // Errors name the claim: a variant no run has (a misspelt name is not "pending"), an unknown sweep,
+  // mixed builds.
+  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "mohd50"), "c.toml"), dir),
+                    Contains("claim 1 (MoHD: compression keeps quality): no run or member of sweep study has run.variant = mohd50"));
+  std::string other_sweep = claims(store, "x2");
+  other_sweep.replace(other_sweep.find("\"study\""), 7, "\"stdy\"");
+  CHECK_THROWS_WITH(scorecard_markdown(parse_claims(other_sweep, "c.toml"), dir), Contains("no sweep named 'stdy'"));
   s.git_rev = "fedcba9876543210fedcba9876543210fedcba98";
   add(s, sweep, "x2", {{3, 3.9}}, 900000);
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir), Contains("2 builds"));

@@ -83,6 +83,10 @@ metric = "params/active"
   REQUIRE(refs.size() == 2);
   CHECK(refs[0].name == "tomoe_tiny");
   CHECK(refs[1].id == std::optional<std::int64_t>(12));
+  const auto spaced = parse_sweep_refs("micro_methods, micro_mohd_x2 ");
+  REQUIRE(spaced.size() == 2);
+  CHECK(spaced[1].name == "micro_mohd_x2");
+  CHECK_THROWS_AS(parse_sweep_refs("a, "), moxlab::Error);  // an empty name
   CHECK(parse_sweep_ref("12").id == std::optional<std::int64_t>(12));
   CHECK(parse_sweep_ref("lr_width").name == "lr_width");
   // Found by fuzz_table_spec: an id past int64 escaped as std::out_of_range from stoll.
