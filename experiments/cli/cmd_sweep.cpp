@@ -4,7 +4,8 @@
 //   run ID [--workers N|auto]             run free members with N local worker processes (auto: one per core)
 //   run ID --index K                      run exactly member K (what each worker and Slurm task runs)
 //   status ID / list                      progress of one sweep / all sweeps
-//   slurm ID [--out F] [--partition ...]  write an sbatch job-array script
+//   slurm ID [--out F] [--partition ...]  write an sbatch job-array script; each task writes its own shard
+//                                         store (merged after the array with `moxlab store merge`)
 // Members take themselves in the store by compare-and-set: a killed sweep re-run finishes the missing
 // members (killed ones resume from their checkpoints) and never repeats finished ones.
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/store/run_store.h"
+#include "core/store/store_merge.h"
 #include "experiments/cli/commands.h"
 #include "experiments/bench/matmul_peak.h"
 #include "experiments/bench/sweep_estimate.h"
@@ -255,6 +257,7 @@ void register_slurm(CLI::App& sweep) {
     std::int64_t id = -1;
     std::string store = "runs/runs.db", out;
     SlurmOptions slurm;
+    bool single_store = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = sweep.add_subcommand("slurm", "Write an sbatch job-array script for a sweep");
@@ -269,19 +272,29 @@ void register_slurm(CLI::App& sweep) {
   cmd->add_option("--gpus", a->slurm.gpus_per_task, "GPUs per task")->check(integer_in(0, 1024));
   cmd->add_option("--max-parallel", a->slurm.max_parallel, "at most this many tasks at once")->check(non_negative_count());
   cmd->add_flag("--all", a->slurm.all, "include finished members");
+  auto* shards = cmd->add_option("--shards", a->slurm.shard_dir, "folder of the tasks' shard stores (default: <store dir>/shards)");
+  cmd->add_flag("--single-store", a->single_store, "every task opens --store itself (only when all tasks run on its host)")
+      ->excludes(shards);
   cmd->callback([a]() {
     RunStoreOptions ro;
     ro.read_only = true;
     RunStore store(a->store, ro);
     const SweepRecord s = store.get_sweep(a->id);
+    const auto members = store.sweep_members(a->id);
     SlurmOptions o = a->slurm;
     o.exe = self_exe();
     o.store = absolute(a->store);
     o.workdir = nlohmann::json::parse(s.spec_json).value("workdir", fs::current_path().string());
     o.log_dir = sweep_dir(a->store, a->id);
+    if (!a->single_store)
+      o.shard_dir = absolute(o.shard_dir.empty() ? (fs::path(o.store).parent_path() / "shards").string() : o.shard_dir);
+    const std::string script = slurm_array_script(s, members, o);  // refuses a sweep with nothing left first
+    for (const auto& m : members)  // each task's shard holds the plan before the array starts
+      if (!o.shard_dir.empty() && (o.all || m.status != "finished"))
+        plan_shard(o.store, a->id, o.shard_dir + "/" + std::to_string(a->id) + "-" + std::to_string(m.idx) + ".db");
     const std::string out = a->out.empty() ? o.log_dir + "/array.sbatch" : a->out;
     make_dirs(o.log_dir);
-    write_text_atomically(out, slurm_array_script(s, store.sweep_members(a->id), o));
+    write_text_atomically(out, script);
     fs::permissions(out, fs::perms::owner_exec, fs::perm_options::add);
     std::cerr << "wrote " << out << "; submit with: sbatch " << out << "\n";
     std::cout << out << "\n";

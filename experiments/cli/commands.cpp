@@ -19,6 +19,7 @@ void register_all(CLI::App& app) {
   register_sweep(app);
   register_convert(app);
   register_prune(app);
+  register_store(app);
 }
 
 }  // namespace moxlab::cli

@@ -30,6 +30,7 @@ void register_scorecard(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_prune(CLI::App& app);
+void register_store(CLI::App& app);
 
 // How train_in_foreground runs and reports a training.
 struct ForegroundTraining {

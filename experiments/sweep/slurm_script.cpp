@@ -41,7 +41,15 @@ std::string slurm_array_script(const SweepRecord& sweep, const std::vector<Sweep
     << "# moxlab sweep " << sweep.id << " (" << sweep.name << "): " << todo.size() << " of " << members.size()
     << " members. Submit with: sbatch <this file>\n"
     << "# Each task runs one member; members take themselves in the run store, so resubmitting is safe:\n"
-    << "# finished members are skipped and killed ones resume from their checkpoints.\n"
+    << "# finished members are skipped and killed ones resume from their checkpoints.\n";
+  const std::string store = o.shard_dir.empty() ? quoted(o.store)
+                                                : quoted(o.shard_dir + "/" + std::to_string(sweep.id) + "-") +
+                                                      "\"$SLURM_ARRAY_TASK_ID\".db";
+  if (!o.shard_dir.empty())
+    s << "# Each task writes its own store (a shard); after the array, fold them into the run store with\n"
+      << "#   " << quoted(o.exe) << " store merge " << quoted(o.shard_dir) << "/" << sweep.id << "-*.db --into "
+      << quoted(o.store) << "\n";
+  s
     << "#SBATCH --job-name=moxlab-" << sweep.name << "\n"
     << "#SBATCH --array=" << index_ranges(todo) << (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : "") << "\n"
     << "#SBATCH --cpus-per-task=" << o.cpus_per_task << "\n"
@@ -57,7 +65,7 @@ std::string slurm_array_script(const SweepRecord& sweep, const std::vector<Sweep
     << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << o.cpus_per_task << "}\"\n"
     << "# exec: the batch shell's TERM (from --signal) reaches moxlab itself.\n"
     << "exec " << quoted(o.exe) << " sweep run " << sweep.id << " --index \"$SLURM_ARRAY_TASK_ID\" --store "
-    << quoted(o.store) << " --threads \"$OMP_NUM_THREADS\"\n";
+    << store << " --threads \"$OMP_NUM_THREADS\"\n";
   return s.str();
 }
 

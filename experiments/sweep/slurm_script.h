@@ -3,9 +3,12 @@
 // the run store does the bookkeeping (no cluster manager here). By default the array lists only the
 // members that are not finished, so resubmitting the script after a partial run finishes the rest.
 //
-// The run store is SQLite in WAL mode: every task must reach it through a local or POSIX-locking
-// filesystem of one host (WAL does not work over NFS). For multi-node arrays keep the store on the node
-// that runs the tasks, or run the array on one node.
+// The run store is SQLite in WAL mode, safe for many writers on one host only (WAL needs shared memory;
+// SQLite warns against its locking over NFS). So by default the tasks do not share it: task i writes its
+// own store, a shard (<shard dir>/<sweep id>-<i>.db, the sweep's plan copied in by `sweep slurm`), and
+// `moxlab store merge <shard dir>/<sweep id>-*.db --into STORE` folds them into the run store after the
+// array (core/store/store_merge.h). With an empty shard_dir every task opens the run store itself: only
+// for arrays whose tasks all run on the host that holds the store.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,6 +28,7 @@ struct SlurmOptions {
   int gpus_per_task = 0;
   int max_parallel = 0;  // 0: no limit (%N throttle otherwise)
   bool all = false;      // include finished members too
+  std::string shard_dir;  // task i writes shard_dir/<sweep id>-<i>.db ("" = every task opens `store`)
 };
 
 // The script text; Error when no member is left to run.

@@ -163,7 +163,7 @@ TEST_CASE("member availability: finished never, failed only on retry, running on
   CHECK(member_availability(m, policy, now) == MemberAvailability::held);
 }
 
-TEST_CASE("the Slurm script lists the unfinished members compactly and runs one member per task", "[sweep]") {
+TEST_CASE("the Slurm script lists the unfinished members compactly and runs one member per task, in its own shard or not", "[sweep]") {
   SweepRecord s{4, "grid", "{}", 0};
   std::vector<SweepMember> members(6);
   for (int i = 0; i < 6; ++i) members[i].idx = i;
@@ -184,6 +184,12 @@ TEST_CASE("the Slurm script lists the unfinished members compactly and runs one 
   CHECK_THAT(script, Contains("#SBATCH --output=/data/sweeps/4/slurm-%A_%a.log\n"));
   CHECK_THAT(script, Contains("cd '/home/me/exp'\n"));
   CHECK_THAT(script, Contains("exec '/opt/mox lab/moxlab' sweep run 4 --index \"$SLURM_ARRAY_TASK_ID\" --store '/data/runs.db'"));
+  CHECK_THAT(script, !Contains("store merge"));  // one store: nothing to merge
+  o.shard_dir = "/scratch/shards";  // each task its own store, merged afterwards
+  const std::string sharded = slurm_array_script(s, members, o);
+  CHECK_THAT(sharded, Contains("--store '/scratch/shards/4-'\"$SLURM_ARRAY_TASK_ID\".db --threads"));
+  CHECK_THAT(sharded, Contains("#   '/opt/mox lab/moxlab' store merge '/scratch/shards'/4-*.db --into '/data/runs.db'\n"));
+  o.shard_dir.clear();
   o.all = true;
   CHECK_THAT(slurm_array_script(s, members, o), Contains("--array=0-5%2\n"));
   for (auto& m : members) m.status = "finished";
