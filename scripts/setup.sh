@@ -13,6 +13,8 @@ APT_PACKAGES=(
   build-essential cmake ccache pkg-config git
   # LibTorch (CPU) and a fast BLAS: Debian's reference BLAS is ~17x slower for matmuls
   libtorch-dev libopenblas0-openmp
+  # the Gloo headers c10d's ProcessGroupGloo.hpp includes (data-parallel training; libtorch-dev lacks them)
+  libgloo-dev
   # storage
   libhdf5-dev libsqlitecpp-dev libsqlite3-dev sqlite3 zlib1g-dev xz-utils
   # config, CLI, JSON, tokenizer

@@ -1,0 +1,47 @@
+// Data-parallel training on LibTorch's c10d with Gloo (no home-made communication): every rank holds
+// the whole model; rank 0's parameters are broadcast at the start; after each backward pass the
+// gradients are averaged over the ranks, so N ranks with micro-batch B take the steps of one process
+// with micro-batch N x B. Debian's LibTorch cannot include DDP's reducer.hpp, so the gradients are
+// all-reduced here the way it does: flattened into buckets of one dtype, one allreduce per bucket,
+// divided by the world size after wait(), copied back.
+// The c10d headers (and USE_C10D_GLOO, which libgloo-dev's headers need) stay inside data_parallel.cpp.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/distributed/rank_env.h"
+
+namespace moxlab {
+
+class DataParallelGroup {
+ public:
+  // Joins the group env.rendezvous names (waits up to `timeout` for the other ranks). Gloo over the
+  // loopback or the host's interface, one thread per collective.
+  explicit DataParallelGroup(const RankEnv& env, std::chrono::milliseconds timeout = std::chrono::minutes(5));
+  ~DataParallelGroup();
+  DataParallelGroup(const DataParallelGroup&) = delete;
+  DataParallelGroup& operator=(const DataParallelGroup&) = delete;
+
+  int rank() const;
+  int world() const;
+
+  // Every tensor takes rank 0's values, in place (parameters and buffers at the start of a run).
+  void broadcast(const std::vector<torch::Tensor>& tensors);
+  // Each parameter's gradient becomes its mean over the ranks, in place. A parameter whose gradient is
+  // undefined on this rank (an expert, head or sub-dimension no token reached) takes part with zeros
+  // and leaves with the mean, so all ranks always reduce the same tensors and step the same.
+  void average_gradients(const std::vector<torch::Tensor>& parameters);
+  // Sums the values over the ranks, in place (global counts for statistics defined over the batch).
+  void sum(std::vector<double>& values);
+  // Seconds spent in collectives so far (for the communication share of a step).
+  double communication_seconds() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace moxlab
