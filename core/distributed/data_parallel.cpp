@@ -3,6 +3,8 @@
 #endif
 #include "core/distributed/data_parallel.h"
 
+#include <cstdlib>
+
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -83,7 +85,12 @@ DataParallelGroup::DataParallelGroup(const RankEnv& env, std::chrono::millisecon
   try {
     auto store = make_store(env, timeout);
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    // As PyTorch: GLOO_SOCKET_IFNAME names the interface (a host whose name does not resolve, or several
+    // networks); otherwise the address the host name resolves to.
+    const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+    options->devices.push_back(interface != nullptr && *interface != '\0'
+                                   ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
+                                   : c10d::ProcessGroupGloo::createDefaultDevice());
     options->threads = 1;
     impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world, options);
   } catch (const Error&) {

@@ -18,8 +18,8 @@ namespace moxlab {
 
 class DataParallelGroup {
  public:
-  // Joins the group env.rendezvous names (waits up to `timeout` for the other ranks). Gloo over the
-  // loopback or the host's interface, one thread per collective.
+  // Joins the group env.rendezvous names (waits up to `timeout` for the other ranks). Gloo on the
+  // interface GLOO_SOCKET_IFNAME names, else the host name's address; one thread per collective.
   explicit DataParallelGroup(const RankEnv& env, std::chrono::milliseconds timeout = std::chrono::minutes(5));
   ~DataParallelGroup();
   DataParallelGroup(const DataParallelGroup&) = delete;
