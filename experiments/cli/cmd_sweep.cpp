@@ -291,7 +291,7 @@ void register_slurm(CLI::App& sweep) {
     const std::string script = slurm_array_script(s, members, o);  // refuses a sweep with nothing left first
     for (const auto& m : members)  // each task's shard holds the plan before the array starts
       if (!o.shard_dir.empty() && (o.all || m.status != "finished"))
-        plan_shard(o.store, a->id, o.shard_dir + "/" + std::to_string(a->id) + "-" + std::to_string(m.idx) + ".db");
+        plan_shard(o.store, a->id, shard_store_prefix(o.shard_dir, a->id) + std::to_string(m.idx) + ".db");
     const std::string out = a->out.empty() ? o.log_dir + "/array.sbatch" : a->out;
     make_dirs(o.log_dir);
     write_text_atomically(out, script);

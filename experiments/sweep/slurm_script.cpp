@@ -29,6 +29,10 @@ std::string index_ranges(const std::vector<int>& idx) {
 }
 }  // namespace
 
+std::string shard_store_prefix(const std::string& shard_dir, std::int64_t sweep) {
+  return shard_dir + "/" + std::to_string(sweep) + "-";
+}
+
 std::string slurm_array_script(const SweepRecord& sweep, const std::vector<SweepMember>& members, const SlurmOptions& o) {
   std::vector<int> todo;
   for (const auto& m : members)
@@ -43,8 +47,7 @@ std::string slurm_array_script(const SweepRecord& sweep, const std::vector<Sweep
     << "# Each task runs one member; members take themselves in the run store, so resubmitting is safe:\n"
     << "# finished members are skipped and killed ones resume from their checkpoints.\n";
   const std::string store = o.shard_dir.empty() ? quoted(o.store)
-                                                : quoted(o.shard_dir + "/" + std::to_string(sweep.id) + "-") +
-                                                      "\"$SLURM_ARRAY_TASK_ID\".db";
+                                                : quoted(shard_store_prefix(o.shard_dir, sweep.id)) + "\"$SLURM_ARRAY_TASK_ID\".db";
   if (!o.shard_dir.empty())
     s << "# Each task writes its own store (a shard); after the array, fold them into the run store with\n"
       << "#   " << quoted(o.exe) << " store merge " << quoted(o.shard_dir) << "/" << sweep.id << "-*.db --into "

@@ -31,6 +31,9 @@ struct SlurmOptions {
   std::string shard_dir;  // task i writes shard_dir/<sweep id>-<i>.db ("" = every task opens `store`)
 };
 
+// Task i's shard store is shard_store_prefix(dir, sweep) + i + ".db", i.e. <dir>/<sweep id>-<i>.db.
+std::string shard_store_prefix(const std::string& shard_dir, std::int64_t sweep);
+
 // The script text; Error when no member is left to run.
 std::string slurm_array_script(const SweepRecord& sweep, const std::vector<SweepMember>& members, const SlurmOptions& opt);
 
