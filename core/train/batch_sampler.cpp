@@ -20,12 +20,12 @@ BatchSampler::BatchSampler(std::vector<std::int64_t> domain_tokens, int window, 
   require(total_ > 0, "training data is shorter than one window of " + std::to_string(window) + " tokens");
 }
 
-std::vector<WindowRef> BatchSampler::windows(std::int64_t step, int micro, int batch_size) const {
+std::vector<WindowRef> BatchSampler::windows(std::int64_t step, int micro, int batch_size, int first) const {
   std::vector<WindowRef> out;
   out.reserve(batch_size);
   const std::uint64_t base = splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(step) * 1000003ULL + micro));
-  for (int b = 0; b < batch_size; ++b) {
-    const std::int64_t g = static_cast<std::int64_t>(splitmix64(base + b) % static_cast<std::uint64_t>(total_));
+  for (int b = first; b < first + batch_size; ++b) {
+    const std::int64_t g = static_cast<std::int64_t>(splitmix64(base + static_cast<std::uint64_t>(b)) % static_cast<std::uint64_t>(total_));
     // Domain d owns global starts [starts_[d], starts_[d] + valid_[d]).
     auto it = std::upper_bound(starts_.begin(), starts_.end(), g);
     int d = static_cast<int>(it - starts_.begin()) - 1;

@@ -17,7 +17,9 @@ class BatchSampler {
  public:
   // domain_tokens[d] = number of train tokens of domain d; window = seq_len + 1 tokens.
   BatchSampler(std::vector<std::int64_t> domain_tokens, int window, std::uint64_t seed);
-  std::vector<WindowRef> windows(std::int64_t step, int micro, int batch_size) const;
+  // Rows [first, first + batch_size) of the micro-batch: a data-parallel rank r with micro-batch B takes
+  // first = r * B, so N ranks together draw the rows of one process with micro-batch N * B.
+  std::vector<WindowRef> windows(std::int64_t step, int micro, int batch_size, int first = 0) const;
   std::int64_t valid_starts() const { return total_; }
 
  private:

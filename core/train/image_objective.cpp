@@ -27,7 +27,7 @@ ImageObjective::ImageObjective(const Config& cfg, std::shared_ptr<VisionTransfor
 
 torch::Tensor ImageObjective::micro_loss(std::int64_t step, int micro, Analysis& an) {
   std::vector<std::int64_t> idx;
-  for (const auto& w : sampler_.windows(step, micro, batch_size_)) idx.push_back(w.start);
+  for (const auto& w : sampler_.windows(step, micro, batch_size_, first_row_)) idx.push_back(w.start);
   auto sel = torch::tensor(idx, torch::kLong);
   auto logits = model_->forward(train_x_.index_select(0, sel), an, forms_.pass());
   return torch::nn::functional::cross_entropy(logits, train_y_.index_select(0, sel).to(logits.device()));

@@ -20,6 +20,7 @@ class ImageObjective : public TrainObjective {
   ImageObjective(const Config& cfg, std::shared_ptr<VisionTransformer> model, const ImageSet& train_split);
   torch::nn::Module& module() override { return *model_; }
   torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) override;
+  void take_share(int rank, int /*world*/) override { first_row_ = rank * batch_size_; }
   std::int64_t units_per_micro() const override { return batch_size_; }
   const char* unit_name() const override { return "images"; }
   // "val/loss" (mean cross-entropy), "val/acc" (top-1) over the held-out images.
@@ -34,6 +35,7 @@ class ImageObjective : public TrainObjective {
   int batch_size_;
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   BatchSampler sampler_;
+  int first_row_ = 0;  // take_share(): this rank's first row of each micro-batch
 };
 
 }  // namespace moxlab

@@ -47,11 +47,16 @@ std::int64_t LmObjective::units_per_micro() const { return static_cast<std::int6
 std::pair<torch::Tensor, torch::Tensor> LmObjective::batch(std::int64_t step, int micro) const {
   const int B = t_.batch_size, T = t_.seq_len;
   std::vector<std::int32_t> buf(static_cast<std::size_t>(B) * (T + 1));
-  const auto windows = sampler_.windows(step, micro, B);
+  const auto windows = sampler_.windows(step, micro, B, first_row_);
   for (int b = 0; b < B; ++b) train_->read(windows[b].domain, windows[b].start, T + 1, buf.data() + b * (T + 1));
   auto t = torch::from_blob(buf.data(), {B, T + 1}, torch::kInt32).to(torch::kLong);
   const auto device = model_->tok_embeddings->weight.device();
   return {t.narrow(1, 0, T).to(device), t.narrow(1, 1, T).to(device)};
+}
+
+void LmObjective::take_share(int rank, int world) {
+  require(rank >= 0 && rank < world, "rank " + std::to_string(rank) + " is outside a world of " + std::to_string(world));
+  first_row_ = rank * t_.batch_size;
 }
 
 torch::Tensor LmObjective::micro_loss(std::int64_t step, int micro, Analysis& an) {

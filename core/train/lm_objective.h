@@ -20,6 +20,7 @@ class LmObjective : public TrainObjective {
               std::shared_ptr<const TokenSource> val);
   torch::nn::Module& module() override { return *model_; }
   torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) override;
+  void take_share(int rank, int world) override;
   std::int64_t units_per_micro() const override;
   const char* unit_name() const override { return "tokens"; }
   // "val/<domain>/loss", "val/loss" (token-weighted over domains), "val/ppl".
@@ -41,6 +42,7 @@ class LmObjective : public TrainObjective {
   std::shared_ptr<Transformer> teacher_model_;  // train.teacher (teacher_ plans over it)
   std::shared_ptr<const TokenSource> train_, val_;
   BatchSampler sampler_;
+  int first_row_ = 0;  // take_share(): this rank's first row of each micro-batch
 };
 
 }  // namespace moxlab

@@ -22,7 +22,11 @@ class TrainObjective {
   // Main loss of micro-batch `micro` of optimiser step `step` (auxiliary losses go to an). The batch
   // is a pure function of (seed, step, micro), so a resumed run sees the batches of an uninterrupted one.
   virtual torch::Tensor micro_loss(std::int64_t step, int micro, Analysis& an) = 0;
-  // Training units (tokens, or images) in one micro-batch; throughput and "tokens seen" count these.
+  // A data-parallel rank's share of every micro-batch: rows [rank * B, (rank + 1) * B) of the micro-batch
+  // of world * B rows that one process would draw (core/train/trainer.h, join()).
+  virtual void take_share(int rank, int world) = 0;
+  // Training units (tokens, or images) in one micro-batch (of this rank); throughput and "tokens seen"
+  // count these.
   virtual std::int64_t units_per_micro() const = 0;
   // Their name in progress and summary lines ("tokens", "images").
   virtual const char* unit_name() const = 0;

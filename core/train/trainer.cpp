@@ -5,6 +5,8 @@
 #include <map>
 
 #include "core/common/error.h"
+#include "core/distributed/data_parallel.h"
+#include "core/model/batch_statistics.h"
 #include "core/model/model_kind.h"
 #include "core/model/transformer.h"
 #include "core/train/lr_schedule.h"
@@ -55,6 +57,25 @@ void Trainer::resume(const std::string& path) {
   tokens_seen_ = ck.tokens_seen;
 }
 
+void Trainer::join(DataParallelGroup& group) {
+  group_ = &group;
+  world_ = group.world();
+  objective_.take_share(group.rank(), group.world());
+  std::vector<torch::Tensor> state;
+  for (const auto& p : objective_.module().parameters()) state.push_back(p.detach());
+  for (const auto& b : objective_.module().buffers()) state.push_back(b);
+  group.broadcast(state);
+  std::vector<torch::Tensor> counters{torch::tensor({step_, tokens_seen_}, torch::kLong)};
+  group.broadcast(counters);
+  step_ = counters[0][0].item<std::int64_t>();
+  tokens_seen_ = counters[0][1].item<std::int64_t>();
+  // Gate noise (ToMoE's Gumbel draws) comes from the default generator, seeded alike on every rank by
+  // the model's init: each rank draws its own, as the tokens of one process would.
+  if (group.rank() > 0) torch::manual_seed(static_cast<std::uint64_t>(cfg_.train.seed) * 1000003ULL + group.rank());
+}
+
+bool Trainer::lead() const { return group_ == nullptr || group_->rank() == 0; }
+
 void Trainer::save(std::int64_t step) {
   CheckpointMeta meta = meta_;
   meta.step = step;
@@ -75,6 +96,7 @@ StepOutcome Trainer::update() {
     require(kept_zeros_->count() > 0, "train.keep_pruned: the model has no zero weights (is train.init_from a pruned checkpoint?)");
   }
   optimizer_->zero_grad();
+  const BatchReducerScope whole_batch(group_);  // balance and ToMoE statistics over every rank's rows
   for (int micro = 0; micro < t.grad_accum; ++micro) {
     Analysis an;
     auto loss = objective_.micro_loss(step_, micro, an);
@@ -88,12 +110,23 @@ StepOutcome Trainer::update() {
     (total / t.grad_accum).backward();
     out.loss += loss.item<double>() / t.grad_accum;
   }
+  if (group_) {
+    group_->average_gradients(objective_.module().parameters());
+    // The logged values: means over the ranks (each rank saw as many tokens).
+    std::vector<double> means{out.loss, out.aux};
+    for (const auto& [name, value] : out.terms) means.push_back(value);
+    group_->sum(means);
+    out.loss = means[0] / world_;
+    out.aux = means[1] / world_;
+    std::size_t i = 2;
+    for (auto& [name, value] : out.terms) value = means[i++] / world_;
+  }
   out.grad_norm = torch::nn::utils::clip_grad_norm_(objective_.module().parameters(),
                                                     t.grad_clip > 0 ? t.grad_clip : std::numeric_limits<double>::infinity());
   optimizer_->step();
   if (kept_zeros_) kept_zeros_->apply();
   ++step_;
-  tokens_seen_ += objective_.units_per_micro() * t.grad_accum;
+  tokens_seen_ += objective_.units_per_micro() * t.grad_accum * world_;
   return out;
 }
 
@@ -105,16 +138,22 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
   double smoothed_tps = 0;
   TrainResult result;
   objective_.module().train();
-  const std::int64_t tokens_per_step = objective_.units_per_micro() * t.grad_accum;
+  const std::int64_t tokens_per_step = objective_.units_per_micro() * t.grad_accum * world_;
   const std::int64_t first_step = step_;
-  if (step_ == 0 && !t.init_from.empty() && cb.on_metrics) {
+  if (step_ == 0 && !t.init_from.empty() && cb.on_metrics && lead()) {
     // Continue-tuning: where the converted model starts (MoH Fig. 2's recovery curve begins here).
     cb.on_metrics(0, objective_.validate());
     objective_.module().train();
   }
 
   while (step_ < t.max_steps) {
-    if (stop && stop->load()) {
+    bool stopping = stop && stop->load();
+    if (group_) {  // all ranks stop after the same step
+      std::vector<double> requests{stopping ? 1.0 : 0.0};
+      group_->sum(requests);
+      stopping = requests[0] > 0;
+    }
+    if (stopping) {
       result.interrupted = true;
       break;
     }
@@ -146,18 +185,18 @@ TrainResult Trainer::run(const TrainerCallbacks& cb, const std::atomic<bool>* st
       cb.on_metrics(step_, m);
     }
     const bool last = step_ == t.max_steps;
-    if ((t.eval_every > 0 && step_ % t.eval_every == 0) || last) {
+    if (((t.eval_every > 0 && step_ % t.eval_every == 0) || last) && lead()) {
       result.final_val = objective_.validate();
       objective_.module().train();
       if (cb.on_metrics) cb.on_metrics(step_, result.final_val);
     }
-    if (step_ % t.checkpoint_every == 0 || last) {
+    if ((step_ % t.checkpoint_every == 0 || last) && lead()) {
       if (cb.before_checkpoint) cb.before_checkpoint(step_);
       save(step_);
       if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);
     }
   }
-  if (result.interrupted) {
+  if (result.interrupted && lead()) {
     if (cb.before_checkpoint) cb.before_checkpoint(step_);
     save(step_);
     if (cb.on_checkpoint) cb.on_checkpoint(step_, checkpoint_path_);

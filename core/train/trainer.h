@@ -21,6 +21,8 @@
 
 namespace moxlab {
 
+class DataParallelGroup;
+
 struct StepReport {
   std::int64_t step = 0;        // steps done (1-based after the first update)
   std::int64_t max_steps = 0;
@@ -66,6 +68,14 @@ class Trainer {
   // Restores model, optimiser and step from a training checkpoint of the same config.
   void resume(const std::string& checkpoint_path);
 
+  // Trains as one rank of a data-parallel group (core/distributed/data_parallel.h), after any resume:
+  // every rank takes rank 0's parameters, buffers and step; each step's gradients are averaged over the
+  // ranks before clipping, with the batch statistics of auxiliary losses taken over the whole batch
+  // (core/model/batch_statistics.h), so N ranks step as one process on their N micro-batches together.
+  // Rank 0 alone validates and checkpoints; a stop request on any rank stops all after the same step.
+  // The objective must already draw this rank's share of each batch. The group outlives the trainer.
+  void join(DataParallelGroup& group);
+
   // Trains until max_steps or until *stop becomes true (then checkpoints and returns).
   TrainResult run(const TrainerCallbacks& cb, const std::atomic<bool>* stop = nullptr);
 
@@ -92,6 +102,9 @@ class Trainer {
   std::int64_t step_ = 0;
   std::int64_t tokens_seen_ = 0;
   std::optional<KeptZeros> kept_zeros_;  // train.keep_pruned
+  DataParallelGroup* group_ = nullptr;    // join(): the ranks training together
+  int world_ = 1;
+  bool lead() const;                      // validates and checkpoints (rank 0, or no group)
 };
 
 }  // namespace moxlab

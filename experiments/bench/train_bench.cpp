@@ -28,24 +28,18 @@ std::shared_ptr<const TokenSource> random_tokens(const Config& c) {
   return src;
 }
 
-// One case: its model, the trainer's objective (distillation teacher, frozen weights and all) and the
-// trainer, whose optimiser step is what is timed.
-struct TrainCase {
-  explicit TrainCase(const Config& c) : cfg(c), model(std::make_shared<Transformer>(c.model)), tokens(random_tokens(c)) {
-    model->init_weights(1);
-    objective = std::make_unique<LmObjective>(c, model, tokens, tokens);
-    trainer = std::make_unique<Trainer>(c, *objective, std::string(), CheckpointMeta{});
-    model->train();
-  }
-  void step() { trainer->update(); }
-  Config cfg;
-  std::shared_ptr<Transformer> model;
-  std::shared_ptr<const TokenSource> tokens;
-  std::unique_ptr<LmObjective> objective;
-  std::unique_ptr<Trainer> trainer;
-};
-
 }  // namespace
+
+TrainCase::TrainCase(const Config& c) : cfg(c), model(std::make_shared<Transformer>(c.model)), tokens(random_tokens(c)) {
+  model->init_weights(1);
+  objective = std::make_unique<LmObjective>(c, model, tokens, tokens);
+  trainer = std::make_unique<Trainer>(c, *objective, std::string(), CheckpointMeta{});
+  model->train();
+}
+
+TrainCase::~TrainCase() = default;
+
+void TrainCase::step() { trainer->update(); }
 
 double resident_mib() {
   std::ifstream statm("/proc/self/statm");

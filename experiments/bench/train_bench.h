@@ -6,12 +6,31 @@
 // auxiliary losses, backward, clipping, AdamW over what train.trainable trains). Batches are random token
 // ids of the configured shape (throughput does not depend on the text); train.init_from is not loaded.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
 
 namespace moxlab {
+
+class LmObjective;
+class TokenSource;
+class Trainer;
+class Transformer;
+
+// One case: its model (init seed 1), the trainer's objective (distillation teacher, frozen weights and
+// all) over random tokens, and the trainer, whose optimiser step is what is timed.
+struct TrainCase {
+  explicit TrainCase(const Config& c);
+  ~TrainCase();
+  void step();
+  Config cfg;
+  std::shared_ptr<Transformer> model;
+  std::shared_ptr<const TokenSource> tokens;
+  std::unique_ptr<LmObjective> objective;
+  std::unique_ptr<Trainer> trainer;
+};
 
 struct TrainBenchCase {
   std::string label;  // "reference", "automatic", "dense (automatic)"

@@ -1,4 +1,5 @@
 // `moxlab bench train --config FILE.toml [--steps N] [--repeats R] [--forms a,b] [--dense-baseline] [--profile N] [--python PY]`
+// `moxlab bench train --config FILE.toml --nproc N [--steps N] [--repeats R]` (data-parallel ranks vs one process)
 // `moxlab bench infer --config FILE.toml [--batch B] [--seq T] [--repeats R] [--variants a,b] [--tomoe-moe F] [--paired S]`
 // `moxlab bench attention --config FILE.toml [--batch B] [--seq T] [--repeats R]`
 // `moxlab bench matmul --config FILE.toml [--rows 1,64,128,512] [--repeats R]`
@@ -7,19 +8,25 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 
 #include "core/common/error.h"
 #include "core/config/config.h"
+#include "core/distributed/data_parallel.h"
+#include "core/distributed/rank_env.h"
 #include "core/engine/training_forms.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/option_checks.h"
+#include "experiments/cli/rank_launcher.h"
 #include "experiments/bench/attention_bench.h"
+#include "experiments/bench/data_parallel_bench.h"
 #include "kernels/runtime/cpu_features.h"
 #include "experiments/bench/inference_bench.h"
 #include "experiments/bench/fma_peak.h"
@@ -37,9 +44,43 @@ const char* pinned_note() { return threads_pinned() ? " (workers pinned)" : " (n
 struct BenchArgs {
   std::string config, python;
   std::vector<std::string> sets, forms;
-  int steps = 10, repeats = 3, vocab = 4096, profile_top = 0;
+  int steps = 10, repeats = 3, vocab = 4096, profile_top = 0, nproc = 1;
   bool dense_baseline = false;
 };
+
+const char* env_var(const char* name) { return std::getenv(name); }
+
+// One rank of `bench train --nproc N` (experiments/bench/data_parallel_bench.h); rank 0 prints.
+void bench_data_parallel(const BenchArgs& a, const Config& cfg, const RankEnv& env) {
+  DataParallelGroup group(env);
+  TrainBenchOptions o;
+  o.steps = a.steps;
+  o.repeats = a.repeats;
+  const DataParallelBenchResult r = run_data_parallel_bench(cfg, group, o);
+  if (group.rank() != 0) return;
+  const auto& t = cfg.train;
+  const int n = group.world();
+  Transformer shape(cfg.model);
+  std::printf("bench train --nproc %d: %s  batch %d x seq %d per rank (global %d)  params %lld non-embedding  form %s\n", n,
+              cfg.run.name.c_str(), t.batch_size, t.seq_len, n * t.batch_size, static_cast<long long>(count_parameters(shape).total),
+              cfg.execution.form.c_str());
+  std::printf("  CPU %s; packed kernels %s; %u cores online\n\n", cpu_model_name().c_str(), isa_name(active_isa()),
+              static_cast<unsigned>(std::thread::hardware_concurrency()));
+  std::printf("| case | tokens/s median [min, max] of %d | vs one process | communication share of a step |\n", a.repeats);
+  std::printf("|---|---|---|---|\n");
+  const double one = median(r.single_tokens_per_s), ranks = median(r.ranks_tokens_per_s);
+  std::printf("| one process, %d threads, micro-batch %d | %.0f [%.0f, %.0f] | 1.00x | - |\n", n, n * t.batch_size, one,
+              *std::min_element(r.single_tokens_per_s.begin(), r.single_tokens_per_s.end()),
+              *std::max_element(r.single_tokens_per_s.begin(), r.single_tokens_per_s.end()));
+  std::printf("| %d ranks x 1 thread (Gloo), micro-batch %d each | %.0f [%.0f, %.0f] | %.2fx | %.1f%% |\n", n, t.batch_size, ranks,
+              *std::min_element(r.ranks_tokens_per_s.begin(), r.ranks_tokens_per_s.end()),
+              *std::max_element(r.ranks_tokens_per_s.begin(), r.ranks_tokens_per_s.end()), ranks / one,
+              100 * median(r.communication_share));
+  std::printf("\n  Both take the same optimiser steps (global batch %d). The share is rank 0's time inside collectives\n"
+              "  (gradient all-reduce, batch statistics, waiting for the slower rank) over its step time. On one machine the\n"
+              "  ranks share its cores with each other: the comparison is the overhead of the data-parallel path, not a speedup.\n",
+              n * t.batch_size);
+}
 
 
 // Runs scripts/bench_train_pytorch.py with the model's shapes and returns its median tokens/s.
@@ -105,9 +146,25 @@ void register_bench(CLI::App& app) {
   train->add_flag("--dense-baseline", a->dense_baseline, "also time the dense model of the same shape (automatic form)");
   train->add_option("--profile", a->profile_top, "also list each case's N costliest ops in a training step (LibTorch profiler)")
       ->check(integer_in(1, 1000));
+  train->add_option("--nproc", a->nproc, "time N data-parallel ranks (one thread each) against one process with N threads")
+      ->check(integer_in(1, 256));
   train->callback([a]() {
     Config cfg = load_config(a->config, a->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = a->vocab;
+    const RankEnv env = rank_env_from(env_var);
+    if (a->nproc > 1) {
+      require(!env.distributed(), "--nproc starts the ranks itself; this process already is one (WORLD_SIZE > 1)");
+      require(a->forms.empty() && !a->dense_baseline && a->profile_top == 0 && a->python.empty(),
+              "bench train --nproc times data-parallel ranks against one process; --forms, --dense-baseline, --profile and --python are for one process");
+      std::vector<std::string> args{"bench", "train", "--config", a->config, "--vocab", std::to_string(a->vocab), "--steps",
+                                    std::to_string(a->steps), "--repeats", std::to_string(a->repeats)};
+      for (const auto& s : a->sets) args.insert(args.end(), {"--set", s});
+      throw ExitRequest{launch_local_ranks(a->nproc, args)};
+    }
+    if (env.distributed()) {
+      bench_data_parallel(*a, cfg, env);
+      return;
+    }
     const int threads = set_torch_threads(cfg.train.threads);
     const auto& t = cfg.train;
     std::vector<TrainBenchCase> cases;

@@ -4,12 +4,15 @@
 #include <filesystem>
 #include <optional>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/data/shards/dataset.h"
 #include "core/data/tokenizers/tokenizer.h"
+#include "core/distributed/data_parallel.h"
 #include "core/model/param_count.h"
 #include "core/prune/live_weights.h"
 #include "kernels/runtime/torch_threads.h"
@@ -112,8 +115,9 @@ struct BuiltTask {
   Metrics init_reference;  // continue-tuning: validation of the train.init_from model itself (the dense start)
 };
 
+// measure_start: validate the train.init_from model (rank 0 of a data-parallel run, or one process).
 BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming, const torch::Device& device,
-                     const std::function<void(const std::string&)>& log) {
+                     const std::function<void(const std::string&)>& log, bool measure_start = true) {
   BuiltTask b;
   if (task.train_images) {
     const ImageSet& train = *task.train_images;
@@ -141,7 +145,7 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
         " new ones keep their init");
     LoadedCheckpoint start = load_checkpoint(from);
     start.model->to(device);
-    b.init_reference = LmObjective(cfg, start.model, train, val).validate();
+    if (measure_start) b.init_reference = LmObjective(cfg, start.model, train, val).validate();
   }
   model->to(device);
   b.params = count_parameters(*model);
@@ -164,20 +168,89 @@ BuiltTask build_task(const Config& cfg, const PreparedTask& task, bool resuming,
   return b;
 }
 
+// Data-parallel ranks must train one config: each compares its hash, after preparing its data (the
+// vocabulary size may come from the data), with rank 0's; all fail together when one differs.
+void agree_on_config(DataParallelGroup& group, bool same) {
+  std::vector<double> differing{same ? 0.0 : 1.0};
+  group.sum(differing);
+  require(differing[0] == 0, std::to_string(static_cast<int>(differing[0])) + " of " + std::to_string(group.world()) +
+                                 " data-parallel ranks were started with another config than rank 0's");
+}
+
+// The ranks of a data-parallel run other than 0: the same data, model and steps as rank 0, which
+// sends the checkpoint to resume from (empty for a new run) and, at join(), its parameters and step;
+// nothing is written. Shares of the batch, gradients and stops as Trainer::join.
+TrainRunResult train_as_rank(Config cfg, const TrainRunOptions& opts, DataParallelGroup& group) {
+  auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
+  set_torch_threads(cfg.train.threads);
+  torch::Device device(cfg.train.device);
+  std::string lead_hash;
+  group.broadcast(lead_hash);  // once rank 0 has prepared the data (a cache hit here on its host)
+  const PreparedTask task = prepare_task(cfg, log);
+  agree_on_config(group, lead_hash == cfg.hash());
+  std::string checkpoint;
+  group.broadcast(checkpoint);
+  BuiltTask built = build_task(cfg, task, !checkpoint.empty(), device, log, /*measure_start=*/false);
+  Trainer trainer(cfg, *built.objective, "", CheckpointMeta{});
+  if (!checkpoint.empty()) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("moxlab-rank" + std::to_string(group.rank()) + "-" + std::to_string(::getpid()) + ".pt"))
+                                 .string();
+    write_text_atomically(path, checkpoint);
+    try {
+      trainer.resume(path);
+    } catch (...) {
+      std::filesystem::remove(path);
+      throw;
+    }
+    std::filesystem::remove(path);
+  }
+  trainer.join(group);
+  TrainRunResult out;
+  out.train = trainer.run({}, opts.stop);
+  return out;
+}
+
+// The number of ranks a run trains with is part of its batch: recorded at the start (when more than
+// one), checked on resume.
+void record_world_size(RunStore& store, std::int64_t run, int world, bool resuming) {
+  if (resuming) {
+    const auto recorded = store.result(run, "train/world_size");
+    const int before = recorded ? static_cast<int>(recorded->value) : 1;
+    require(before == world, "run " + std::to_string(run) + " was trained by " + std::to_string(before) +
+                                 " data-parallel rank(s); resume it with " + std::to_string(before) + " (this is " +
+                                 std::to_string(world) + "): the global batch is train.batch_size times the ranks");
+  }
+  if (world == 1) return;  // one process: nothing recorded, as before data-parallel runs
+  store.put_result(run, "train/world_size", world,
+                   nlohmann::json{{"metric", "count"},
+                                  {"definition", "data-parallel ranks training the run; the global batch is train.batch_size times this"}}
+                       .dump());
+}
+
 }  // namespace
 
 TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
+  DataParallelGroup* const group = opts.data_parallel;
+  if (group != nullptr && group->rank() != 0) return train_as_rank(std::move(cfg), opts, *group);
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
   set_torch_threads(cfg.train.threads);
   torch::Device device(cfg.train.device);  // throws on a malformed device string
 
   const PreparedTask task = prepare_task(cfg, log);
+  if (group != nullptr) {
+    std::string hash = cfg.hash();
+    group->broadcast(hash);
+    agree_on_config(*group, true);
+  }
 
   RunStore store(cfg.run.store);
+  const int world = group != nullptr ? group->world() : 1;
   TrainRunResult out;
   std::string resume_from;
   if (opts.resume || opts.resume_run >= 0) {
     out.run_id = find_resumable(store, cfg, opts.resume_run);
+    record_world_size(store, out.run_id, world, /*resuming=*/true);
     resume_from = checkpoint_of(store, out.run_id);
     require(!resume_from.empty() && file_exists(resume_from), "run " + std::to_string(out.run_id) + " has no checkpoint to resume from");
     store.update_status(out.run_id, RunStatus::running);
@@ -186,6 +259,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   } else {
     RegisteredRun run = register_run(cfg, "train", "", task.digest, opts.sweep_id);
     out.run_id = run.id;
+    record_world_size(store, out.run_id, world, /*resuming=*/false);
     out.checkpoint = run.dir + "/checkpoint.pt";
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
@@ -213,6 +287,10 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   };
   const auto durably = [&](const std::function<void()>& write) { retry_while_busy(write, kStoreWaitSeconds, say_waiting); };
   try {
+    if (group != nullptr) {
+      std::string checkpoint = resume_from.empty() ? "" : read_file(resume_from);
+      group->broadcast(checkpoint);
+    }
     BuiltTask built = build_task(cfg, task, !resume_from.empty(), device, log);
     for (const auto& [key, value] : built.init_reference)
       store.put_result(out.run_id, "init_from/" + key, value,
@@ -230,6 +308,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
       trainer.resume(resume_from);
       store.delete_metrics_after(out.run_id, trainer.step());  // steps redone after the checkpoint
     }
+    if (group != nullptr) trainer.join(*group);
     if (cfg.train.keep_pruned && built.lm) {  // the pruned start's structure (weights loaded by now)
       built.params.active = built.params.total - live_matrix_weights(*built.lm).dead();
     }

@@ -32,6 +32,10 @@ std::string rank_checks(int rank, const std::string& rendezvous) {
   group.broadcast({w, b});
   if (!torch::equal(w, torch::zeros({6})) || !torch::equal(b, torch::ones({2, 2}, torch::kDouble))) bad << "broadcast; ";
 
+  auto flag = torch::tensor({rank == 0}, torch::kBool);  // Gloo has no bool: sent as bytes
+  group.broadcast({flag});
+  if (!flag.item<bool>()) bad << "bool broadcast; ";
+
   auto p = torch::zeros({3, 4}, torch::requires_grad());
   auto q = torch::zeros({5}, torch::requires_grad());  // rank 1 never computes its gradient
   auto frozen = torch::zeros({2});                     // not trained: not reduced
@@ -46,6 +50,17 @@ std::string rank_checks(int rank, const std::string& rendezvous) {
   group.sum(counts);
   if (counts != std::vector<double>{3.0, 4.0}) bad << "sum; ";
   if (group.communication_seconds() <= 0) bad << "no communication time; ";
+
+  // The batch statistics' collectives (BatchReducer) and rank 0's bytes.
+  if (!torch::equal(group.sum(torch::tensor({1.0f, 2.0f}) * (rank + 1)), torch::tensor({3.0f, 6.0f}))) bad << "tensor sum; ";
+  if (!torch::equal(group.max(torch::tensor(rank == 0 ? 7.0f : 2.0f)), torch::tensor(7.0f))) bad << "tensor max; ";
+  if (!torch::equal(group.gather(torch::full({2}, 1.0f + rank)), torch::tensor({{1.0f, 1.0f}, {2.0f, 2.0f}}))) bad << "gather; ";
+  std::string bytes = rank == 0 ? std::string("rank 0's\0bytes", 14) : "something else";
+  group.broadcast(bytes);
+  if (bytes != std::string("rank 0's\0bytes", 14)) bad << "bytes; ";
+  std::string none = rank == 0 ? "" : "stale";
+  group.broadcast(none);
+  if (!none.empty()) bad << "empty bytes; ";
   return bad.str();
 }
 
@@ -78,4 +93,14 @@ TEST_CASE("Two Gloo ranks broadcast, average gradients (a missing one as zeros) 
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
+}
+
+TEST_CASE("Asking for NCCL on a LibTorch without it is a one-line error", "[distributed]") {
+  RankEnv env;
+  env.world = 2;
+  env.rendezvous = "file:///nonexistent/rendezvous";
+#ifndef USE_C10D_NCCL
+  CHECK_THROWS_WITH(DataParallelGroup(env, "nccl"), Catch::Matchers::Contains("built without it"));
+#endif
+  CHECK_THROWS_WITH(DataParallelGroup(env, "mpi"), Catch::Matchers::Contains("unknown data-parallel backend 'mpi'"));
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/batch_statistics.h"
 
 namespace moxlab {
 
@@ -24,8 +25,8 @@ torch::Tensor head_balance_loss(const torch::Tensor& routed_probs, const torch::
                                 const std::string& gate_form) {
   const std::int64_t r = routed_probs.size(-1);
   if (r == 0) return torch::zeros({}, routed_probs.options());
-  auto p = routed_probs.reshape({-1, r}).mean(0);                       // P_i
-  auto f = routed_selected.detach().reshape({-1, r}).to(p.dtype()).mean(0);  // f_i
+  auto p = batch_mean(routed_probs.reshape({-1, r}).mean(0));           // P_i (over the whole batch)
+  auto f = batch_mean(routed_selected.detach().reshape({-1, r}).to(p.dtype()).mean(0));  // f_i
   auto loss = (f * p).sum();                                             // Eq. 7
   return gate_form == "code" ? loss * static_cast<double>(r) : loss;
 }

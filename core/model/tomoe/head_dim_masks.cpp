@@ -68,14 +68,14 @@ HeadDimMasks HeadDimMaskerImpl::forward(const torch::Tensor& x, const torch::Ten
     const auto logits = decode(mean_e).narrow(-1, h, h / 2).expand(shape);
     m.qk = rope_pair_mask(st_gumbel_sigmoid(logits, gate_noise(logits, true), o_.tau, o_.offset));
   } else {
-    m.qk = rope_pair_mask(qk_pair_gates(experts, is_training()));
+    m.qk = rope_pair_mask(qk_pair_gates(experts, is_training() && o_.noise));
   }
   // Dynamic v/o mask (Eq. 5): the first h decoder outputs of Proj_E(x_t) + mean embedding.
   auto vo_logits = decode(proj_e(x) + mean_e).narrow(-1, 0, h);
   if (const auto k = inference_top_k(); !is_training() && k) {
     m.vo = top_k_mask(vo_logits, *k);
   } else {
-    m.vo = st_gumbel_sigmoid(vo_logits, gate_noise(vo_logits, is_training()), o_.tau, o_.offset);
+    m.vo = st_gumbel_sigmoid(vo_logits, gate_noise(vo_logits, is_training() && o_.noise), o_.tau, o_.offset);
   }
   m.vo = m.vo.to(x.dtype());
   m.qk = m.qk.to(x.dtype());

@@ -21,6 +21,7 @@ struct HeadDimMaskOptions {
   double tau = 0.4;
   double offset = 3.0;
   bool token_noise = true;  // the static q/k mask's training noise per token (tomoe.mask_noise), else per pass
+  bool noise = true;        // tomoe.mask_noise = none: no training noise (deterministic straight-through gates)
   int min_qk_pairs = 1;     // pairs kept at least when the q/k mask freezes (tomoe.min_qk_pairs)
 };
 

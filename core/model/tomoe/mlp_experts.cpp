@@ -34,15 +34,16 @@ MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch:
   require(experts.dim() == 2 && experts.size(0) == o_.experts && experts.size(1) == o_.embedding,
           "ToMoE MLP experts: expert embeddings must be [experts, embedding]");
   MlpExpertGates g;
+  const bool noisy = is_training() && o_.noise;
   // Routing in float32, as the official code does.
   auto logits = router(x).to(torch::kFloat);
   g.probs = torch::softmax(logits, -1);
-  g.route = st_gumbel_softmax(logits, gate_noise(logits, is_training()), o_.tau);  // Eq. 3, 14
+  g.route = st_gumbel_softmax(logits, gate_noise(logits, noisy), o_.tau);  // Eq. 3, 14
   if (frozen()) {
     g.expert_masks = frozen_masks_;
   } else {
     const auto logits_e = mask_logits(experts);
-    g.expert_masks = st_gumbel_sigmoid(logits_e, gate_noise(logits_e, is_training()), o_.tau, o_.offset);
+    g.expert_masks = st_gumbel_sigmoid(logits_e, gate_noise(logits_e, noisy), o_.tau, o_.offset);
   }
   if (!frozen() && is_training() && o_.token_noise) {
     // Eq. 3 per token, as the official code draws it: each token decodes its routed expert's embedding

@@ -18,6 +18,7 @@ struct MlpExpertOptions {
   double tau = 0.4;    // Eq. 14-15 temperature
   double offset = 3.0; // Eq. 15 offset b: every channel starts kept
   bool token_noise = true;  // training noise per token (tomoe.mask_noise = token), else per expert
+  bool noise = true;        // tomoe.mask_noise = none: no training noise (deterministic straight-through gates)
 };
 
 struct MlpExpertGates {

@@ -17,8 +17,8 @@ void bind(Schema& s, ModelOptions& m) {
   s.add("tomoe.gamma", te.gamma, 0.0, 1e6, "ToMoE: weight gamma of the load-balance regulariser (Eq. 10)");
   s.add("tomoe.load_balance", te.load_balance, {"official", "paper"},
         "ToMoE: R_L form: official = sum F_i P_i, P from the straight-through routes (balanced: 1/N); paper = Eq. 9, N sum F_i P_i, P the router softmax");
-  s.add("tomoe.mask_noise", te.mask_noise, {"token", "expert"},
-        "ToMoE: Gumbel noise of the channel masks in training: per token (Eq. 3, official) or one draw per expert / per pass");
+  s.add("tomoe.mask_noise", te.mask_noise, {"token", "expert", "none"},
+        "ToMoE: Gumbel noise of the gates in training: per token (Eq. 3, official), one draw per expert / per pass, or none (deterministic gates)");
   s.add("tomoe.min_qk_pairs", te.min_qk_pairs, 0, 4096,
         "ToMoE: q/k rotation pairs a layer keeps at least when its q/k mask freezes (official 1; 0 allows none)");
   s.add("tomoe.conversion", te.conversion, {"code", "paper"},

@@ -20,6 +20,7 @@ TomoeAttention::TomoeAttention(const ModelOptions& o) : DenseAttention(o) {
   m.tau = o.tomoe.tau;
   m.offset = o.tomoe.offset;
   m.token_noise = o.tomoe.mask_noise == "token";
+  m.noise = o.tomoe.mask_noise != "none";
   m.min_qk_pairs = o.tomoe.min_qk_pairs;
   masker = register_module("masker", HeadDimMasker(m));
 }
@@ -47,6 +48,7 @@ TomoeFeedForward::TomoeFeedForward(const ModelOptions& o) : SwiGLU(o) {
   m.tau = o.tomoe.tau;
   m.offset = o.tomoe.offset;
   m.token_noise = o.tomoe.mask_noise == "token";
+  m.noise = o.tomoe.mask_noise != "none";
   expert_router = register_module("expert_router", MlpExpertRouter(m));
 }
 

@@ -23,7 +23,9 @@ struct TomoeOptions {
   // Gumbel noise of the channel masks while training. "token" (Eq. 3; the official code): every token
   // draws its own noise for its expert's MLP mask and for the static q/k mask. "expert": one draw per
   // expert (MLP) and one for the q/k mask per pass, shared by the batch's tokens (cheaper; same expected
-  // forward value, different gradient variance and widest-token statistics).
+  // forward value, different gradient variance and widest-token statistics). "none": no noise at all, the
+  // routes and masks are the deterministic straight-through decisions (an ablation; and what makes a
+  // data-parallel run step exactly as one process, whose noise the ranks cannot share).
   std::string mask_noise = "token";
   // Fewest q/k rotation pairs a layer keeps when its q/k mask freezes: 1 (the official code keeps the
   // highest-scoring pair when none passes) or 0 (a layer may keep none: uniform causal attention).

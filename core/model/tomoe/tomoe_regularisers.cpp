@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/batch_statistics.h"
 
 namespace moxlab {
 
@@ -57,15 +58,15 @@ torch::Tensor parameter_regulariser(const torch::Tensor& active, double total, d
 torch::Tensor switch_load_balance(const torch::Tensor& one_hot, const torch::Tensor& probs) {
   require(one_hot.sizes() == probs.sizes(), "load balancing: routing and probabilities differ in shape");
   const std::int64_t n = probs.size(-1);
-  auto f = one_hot.detach().reshape({-1, n}).to(probs.dtype()).mean(0);  // F_i
-  auto p = probs.reshape({-1, n}).mean(0);                                // P_i
+  auto f = batch_mean(one_hot.detach().reshape({-1, n}).to(probs.dtype()).mean(0));  // F_i (whole batch)
+  auto p = batch_mean(probs.reshape({-1, n}).mean(0));                                // P_i
   return static_cast<double>(n) * (f * p).sum();
 }
 
 torch::Tensor routed_load_balance(const torch::Tensor& route) {
   const std::int64_t n = route.size(-1);
   const auto flat = route.reshape({-1, n});
-  return (flat.detach().mean(0) * flat.mean(0)).sum();
+  return (batch_mean(flat.detach().mean(0)) * batch_mean(flat.mean(0))).sum();
 }
 
 }  // namespace moxlab

@@ -1,8 +1,16 @@
 #include "core/model/tomoe/tomoe_trace.h"
 
 #include "core/common/error.h"
+#include "core/model/batch_statistics.h"
 
 namespace moxlab {
+
+namespace {
+// Over the batch's tokens (every rank's, in a data-parallel run: batch_statistics.h): the widest token
+// of masks [tokens, width] (Eq. 8's d_l) and the union of Eq. 6.
+torch::Tensor widest_token(const torch::Tensor& masks) { return batch_max_over_rows(masks.sum(-1)); }
+torch::Tensor union_over_tokens(const torch::Tensor& masks) { return 1.0 - batch_product((1.0 - masks).prod(-2)); }
+}  // namespace
 
 TomoeShape tomoe_shape(const ModelOptions& o) {
   return TomoeShape{o.dim, o.n_heads, o.n_kv_heads, o.head_dim(), o.resolved_ffn_hidden()};
@@ -19,9 +27,9 @@ std::vector<LayerWidths> tomoe_widths(const TomoeTrace& trace, const ModelOption
     LayerWidths w;
     // q/k: the static mask's kept dims, or with per-token noise the widest token's (as the official code).
     w.qk = !a.qk.defined() ? full(o.head_dim())
-           : a.qk.dim() > 1 ? max_width(a.qk.to(torch::kFloat).reshape({-1, a.qk.size(-1)}))
+           : a.qk.dim() > 1 ? widest_token(a.qk.to(torch::kFloat).reshape({-1, a.qk.size(-1)}))
                             : a.qk.to(torch::kFloat).sum();
-    w.vo = a.vo.defined() ? max_width(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})) : full(o.head_dim());
+    w.vo = a.vo.defined() ? widest_token(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})) : full(o.head_dim());
     w.mlp = m.expert_masks.defined() ? max_width(m.expert_masks.to(torch::kFloat)) : full(o.resolved_ffn_hidden());
     out.push_back(w);
   }
@@ -42,7 +50,7 @@ TomoeRegularisers tomoe_regularisers(const TomoeTrace& trace, const ModelOptions
   int load_layers = 0;
   for (int l = 0; l < o.n_layers; ++l) {
     if (const auto& a = trace.attention[l]; a.vo.defined())
-      unions.push_back(union_of_masks(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})));  // Eq. 6 over tokens
+      unions.push_back(union_over_tokens(a.vo.to(torch::kFloat).reshape({-1, a.vo.size(-1)})));  // Eq. 6
     if (const auto& m = trace.mlp[l]; m.expert_masks.defined()) {
       unions.push_back(union_of_masks(m.expert_masks.to(torch::kFloat)));  // Eq. 16 over experts
       auto term = o.tomoe.load_balance == "paper" ? switch_load_balance(m.route, m.probs) : routed_load_balance(m.route);

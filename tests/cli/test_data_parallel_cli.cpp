@@ -1,0 +1,154 @@
+// Data-parallel training through the moxlab binary (`train --nproc 2`: two Gloo ranks on this machine,
+// one thread each): the same losses and final weights as one process with the doubled micro-batch for a
+// dense, a MoHD and a ToMoE model (balance and ToMoE statistics taken over both ranks' rows); a rank
+// killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve.
+#include "tests/torch_catch.h"
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/store/run_store.h"
+#include "core/train/checkpoint.h"
+#include "tests/cli/cli_support.h"
+
+using namespace moxlab;
+using namespace moxlab::testing;
+
+namespace {
+
+constexpr int kSteps = 6;
+
+// The per-step training loss of run 1 of a store.
+std::vector<double> loss_curve(const std::string& store) {
+  RunStoreOptions ro;
+  ro.read_only = true;
+  std::vector<double> out;
+  for (const auto& m : RunStore(store, ro).metrics(1, "train/loss")) out.push_back(m.value);
+  return out;
+}
+
+std::string checkpoint_of(const std::string& store) {
+  RunStoreOptions ro;
+  ro.read_only = true;
+  return RunStore(store, ro).artifacts(1, "checkpoint").at(0).path;
+}
+
+// Largest absolute difference over every parameter and buffer of two checkpoints' models.
+double weight_difference(const std::string& a, const std::string& b) {
+  const LoadedCheckpoint x = load_checkpoint(a), y = load_checkpoint(b);
+  auto px = x.model->named_parameters(), py = y.model->named_parameters();
+  double worst = 0;
+  for (const auto& item : px) worst = std::max(worst, (item.value() - py[item.key()]).abs().max().item<double>());
+  auto bx = x.model->named_buffers(), by = y.model->named_buffers();
+  for (const auto& item : bx)
+    if (item.value().is_floating_point()) worst = std::max(worst, (item.value() - by[item.key()]).abs().max().item<double>());
+  return worst;
+}
+
+// Trains `sets` for kSteps as 2 ranks x micro-batch 8 and as 1 process x 16, into the stores
+// runs/<name>_two.db and runs/<name>_one.db.
+void train_both(const std::string& dir, const std::string& name, const std::string& sets) {
+  const std::string common = "train --config micro.toml --set train.max_steps=" + std::to_string(kSteps) +
+                             " --set train.log_every=1 --set train.eval_every=3 --set train.warmup_steps=2 " + sets;
+  const CliResult two = run_cli(common + " --set train.batch_size=8 --set run.store=runs/" + name + "_two.db --set run.out_dir=runs/" + name + "_two --nproc 2", dir);
+  INFO(two.err);
+  REQUIRE(two.exit_code == 0);
+  CHECK(two.out.find("finished at step " + std::to_string(kSteps) + " (" + std::to_string(kSteps * 16 * 64) + " tokens") !=
+        std::string::npos);
+  const CliResult one = run_cli(common + " --set train.batch_size=16 --set run.store=runs/" + name + "_one.db --set run.out_dir=runs/" + name + "_one", dir);
+  INFO(one.err);
+  REQUIRE(one.exit_code == 0);
+}
+
+void check_same_steps(const std::string& dir, const std::string& name) {
+  const std::string two_db = dir + "/runs/" + name + "_two.db", one_db = dir + "/runs/" + name + "_one.db";
+  const auto two = loss_curve(two_db), one = loss_curve(one_db);
+  REQUIRE(two.size() == static_cast<std::size_t>(kSteps));
+  REQUIRE(one.size() == two.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    INFO("step " << i + 1);
+    CHECK(two[i] == Approx(one[i]).epsilon(1e-5));
+  }
+  CHECK(weight_difference(checkpoint_of(two_db), checkpoint_of(one_db)) < 2e-5);
+}
+
+}  // namespace
+
+TEST_CASE("Two data-parallel ranks take the steps of one process with the doubled micro-batch", "[e2e][distributed]") {
+  const std::string dir = scratch_dir("dp_equal");
+  write_micro_config(dir, kSteps);
+  SECTION("dense") {
+    train_both(dir, "dense", "");
+    check_same_steps(dir, "dense");
+  }
+  SECTION("MoHD: 3 shared + top-1 of 5 sub-dimensions, balance loss over both ranks' tokens") {
+    train_both(dir, "mohd", "--set model.attention=mohd --set mohd.attn.sub_dims=8 --set mohd.attn.active=4 --set mohd.attn.shared=3 "
+                    "--set model.ffn=mohd --set mohd.ffn.sub_dims=8 --set mohd.ffn.active=4 --set mohd.ffn.shared=3");
+    check_same_steps(dir, "mohd");
+  }
+  SECTION("ToMoE: routing trained by self-distillation, regularisers over both ranks' tokens") {
+    // Without gate noise: the ranks cannot draw one process's noise for their rows (mask_noise = none
+    // makes the gates deterministic; with noise each rank draws its own, trainer.h join()).
+    train_both(dir, "tomoe", "--set model.attention=tomoe --set model.ffn=tomoe --set tomoe.mask_noise=none --set tomoe.experts=4 "
+                    "--set train.loss=distill --set train.trainable=routing --set train.lr=1e-3");
+    check_same_steps(dir, "tomoe");
+  }
+}
+
+TEST_CASE("A data-parallel run whose rank dies is failed, and resumes with its ranks on the uninterrupted curve",
+          "[e2e][distributed]") {
+  const std::string dir = scratch_dir("dp_kill");
+  write_micro_config(dir, 60);  // checkpoints every 20 steps, logs every 10
+  const std::string dp = "train --config micro.toml --set train.batch_size=8 --nproc 2";
+  // Rank 1 is killed once rank 0 has written the first checkpoint (step 20).
+  const std::string cmd =
+      "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + dp + " > a.out 2> a.err & pid=$!; "
+      "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
+      "for c in $(awk -v p=$pid '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do if tr '\\0' '\\n' < /proc/$c/environ | grep -qx RANK=1; then kill -KILL $c; fi; done; "
+      "wait $pid; echo $? > a.rc )";
+  std::system(cmd.c_str());
+  INFO(file_text(dir + "/a.err"));
+  CHECK(file_text(dir + "/a.rc") != "0\n");
+  {
+    RunStoreOptions ro;
+    ro.read_only = true;
+    const RunRecord r = RunStore(dir + "/runs/runs.db", ro).get_run(1);
+    CHECK(r.status == RunStatus::failed);
+  }
+  // One process cannot take over a two-rank run: its batch would halve (the error after the data's log line).
+  const CliResult alone = run_cli("train --config micro.toml --set train.batch_size=8 --resume", dir);
+  CHECK(alone.exit_code == 1);
+  CHECK(alone.err.find("moxlab: error: run 1 was trained by 2 data-parallel rank(s); resume it with 2 (this is 1)") != std::string::npos);
+
+  const CliResult resumed = run_cli(dp + " --resume", dir);
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.out.find("finished at step 60") != std::string::npos);
+
+  // The uninterrupted curve: the same two ranks, never stopped. (One process with the doubled micro-batch
+  // takes the same steps up to float rounding, which 60 steps of training amplify to ~1e-3: the first
+  // test case compares it over a few steps.)
+  const CliResult whole = run_cli(dp + " --set run.store=runs/whole.db --set run.out_dir=runs/whole", dir);
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+  const auto a = loss_curve(dir + "/runs/runs.db"), b = loss_curve(dir + "/runs/whole.db");
+  REQUIRE(a.size() == 6);  // every 10 steps, none twice
+  REQUIRE(b.size() == a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).epsilon(1e-6));
+}
+
+TEST_CASE("bench train --nproc 2 times two ranks against one process with two threads", "[e2e][distributed][bench]") {
+  const std::string dir = scratch_dir("dp_bench");
+  write_micro_config(dir, 10);
+  const CliResult r = run_cli("bench train --config micro.toml --nproc 2 --steps 2 --repeats 1", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("| one process, 2 threads, micro-batch 32 |") != std::string::npos);
+  CHECK(r.out.find("| 2 ranks x 1 thread (Gloo), micro-batch 16 each |") != std::string::npos);
+  CHECK(r.out.find("communication share") != std::string::npos);
+  CHECK(one_line_error(run_cli("bench train --config micro.toml --nproc 2 --dense-baseline", dir), "are for one process"));
+}
