@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/checkpoint_ref.h"
@@ -94,10 +95,12 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
         run_id = run.id;
         trained = true;
         log("run " + std::to_string(run_id) + " already trained");
-      } else if (!store.artifacts(run.id, "checkpoint").empty()) {
+      } else if (const auto ck = store.artifacts(run.id, "checkpoint"); !ck.empty() && file_exists(ck.back().path)) {
         run_id = run.id;
-      } else {
-        store.update_status(run.id, RunStatus::failed, "abandoned before its first checkpoint; the sweep member restarts");
+      } else {  // no checkpoint yet, or its file is gone (a store carried to another machine)
+        store.update_status(run.id, RunStatus::failed,
+                            ck.empty() ? "abandoned before its first checkpoint; the sweep member restarts"
+                                       : "its checkpoint " + ck.back().path + " is gone; the sweep member restarts");
       }
     }
     if (!trained && !cfg.prune.method.empty()) {  // a pruning baseline of train.init_from

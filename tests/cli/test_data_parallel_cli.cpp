@@ -1,6 +1,7 @@
 // Data-parallel training through the moxlab binary (`train --nproc 2`: two Gloo ranks on this machine,
 // one thread each): the same losses and final weights as one process with the doubled micro-batch for a
-// dense, a MoHD and a ToMoE model (balance and ToMoE statistics taken over both ranks' rows); a rank
+// dense, a MoHD and a ToMoE model (balance and ToMoE statistics taken over both ranks' rows; ToMoE with
+// more experts than a rank has tokens, so some expert gets no token on a rank in every step); a rank
 // killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve.
 #include "tests/torch_catch.h"
 
@@ -92,8 +93,9 @@ TEST_CASE("Two data-parallel ranks take the steps of one process with the double
   }
   SECTION("ToMoE: routing trained by self-distillation, regularisers over both ranks' tokens") {
     // Without gate noise: the ranks cannot draw one process's noise for their rows (mask_noise = none
-    // makes the gates deterministic; with noise each rank draws its own, trainer.h join()).
-    train_both(dir, "tomoe", "--set model.attention=tomoe --set model.ffn=tomoe --set tomoe.mask_noise=none --set tomoe.experts=4 "
+    // makes the gates deterministic; with noise each rank draws its own, trainer.h join()). 520 experts
+    // for a rank's 512 tokens: in every step some experts get no token on a rank (most on both).
+    train_both(dir, "tomoe", "--set model.attention=tomoe --set model.ffn=tomoe --set tomoe.mask_noise=none --set tomoe.experts=520 "
                     "--set train.loss=distill --set train.trainable=routing --set train.lr=1e-3");
     check_same_steps(dir, "tomoe");
   }

@@ -226,3 +226,29 @@ TEST_CASE("A failing sweep member is recorded with its error and retried only wh
   CHECK(script.find("--index \"$SLURM_ARRAY_TASK_ID\"") != std::string::npos);
   CHECK(one_line_error(run_cli("sweep plan nothing.toml", dir), "cannot open sweep spec nothing.toml"));
 }
+
+TEST_CASE("A sweep member whose checkpoint file is gone starts again instead of failing its resume", "[e2e][sweep]") {
+  // What a study store carried to another machine holds: a member left running, with a checkpoint
+  // recorded on the machine that is gone.
+  const std::string dir = scratch_dir("sweep_lost_checkpoint");
+  write_micro_config(dir, 40);
+  std::ofstream(dir + "/sweep.toml") << "name = \"lost\"\nbase = \"micro.toml\"\nmode = \"list\"\n[[member]]\nset = []\n";
+  auto plan = run_cli("sweep plan sweep.toml", dir);
+  REQUIRE(plan.exit_code == 0);
+  const std::string id = std::to_string(std::stoll(plan.out));
+  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' sweep run " + id + " --index 0 > a.out 2>&1 & pid=$!; "
+                          "while ! ls runs/*/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
+                          "kill -KILL $pid; wait $pid; rm -f runs/*/checkpoint.pt )";
+  std::system(cmd.c_str());
+  auto again = run_cli("sweep run " + id + " --index 0", dir);
+  INFO(file_text(dir + "/a.out") << again.out << again.err);
+  REQUIRE(again.exit_code == 0);
+  RunStore store(dir + "/runs/runs.db");
+  const SweepMember m = store.sweep_member(std::stoll(id), 0);
+  CHECK(m.status == "finished");
+  REQUIRE(m.run_id.has_value());
+  CHECK(*m.run_id == 2);  // a new run
+  const RunRecord first = store.get_run(1);
+  CHECK(first.status == RunStatus::failed);
+  CHECK(first.error.find("is gone; the sweep member restarts") != std::string::npos);
+}
