@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +23,8 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/distributed/data_parallel.h"
+#include "core/distributed/rank_env.h"
 #include "core/store/run_store.h"
 #include "core/store/store_merge.h"
 #include "experiments/cli/commands.h"
@@ -194,6 +197,12 @@ void register_run(CLI::App& sweep) {
       o.policy = a->policy;
       o.stop = &g_stop;
       o.log = log_line;
+      // Under srun / torchrun with WORLD_SIZE > 1 the member trains data-parallel (docs/data_parallel.md).
+      const RankEnv env = rank_env_from([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+      std::unique_ptr<DataParallelGroup> group;
+      if (env.distributed()) group = std::make_unique<DataParallelGroup>(env);
+      o.data_parallel = group.get();
+      if (env.rank > 0) o.log = nullptr;  // rank 0 speaks for the member
       const int code = member_exit_code(run_sweep_member(o));
       if (code != 0) throw ExitRequest{code};
       return;

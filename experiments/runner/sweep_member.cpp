@@ -9,6 +9,7 @@
 
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
+#include "core/distributed/data_parallel.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/checkpoint_ref.h"
 #include "experiments/runner/eval_run.h"
@@ -31,7 +32,55 @@ int member_exit_code(MemberOutcome outcome) {
   return 1;
 }
 
+namespace {
+
+// Rank 0 of a data-parallel member tells the other ranks, once, what they train: the member's config
+// and the sweep's working directory, or nothing (finished, held by another worker, a pruning member, a
+// failure before training). Whatever path rank 0 takes, the destructor sends "nothing" if it has not
+// spoken, so the other ranks never wait for a training that will not come.
+class RankCue {
+ public:
+  explicit RankCue(DataParallelGroup* group) : group_(group) {}
+  ~RankCue() {
+    try {
+      send("");
+    } catch (const std::exception&) {
+      // The other ranks see rank 0's connection close instead.
+    }
+  }
+  void send(const std::string& what) {
+    if (group_ == nullptr || sent_) return;
+    sent_ = true;
+    std::string bytes = what;
+    group_->broadcast(bytes);
+  }
+
+ private:
+  DataParallelGroup* group_;
+  bool sent_ = false;
+};
+
+// A rank other than 0: trains what rank 0 sends, alongside it.
+MemberOutcome follow_member(const SweepMemberOptions& opts, DataParallelGroup& group) {
+  std::string what;
+  group.broadcast(what);
+  if (what.empty()) return MemberOutcome::already_finished;  // rank 0 reports the member's outcome
+  const nlohmann::json cue = nlohmann::json::parse(what);
+  const std::string workdir = cue.at("workdir").get<std::string>();
+  if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) throw Error("cannot enter the sweep's working directory " + workdir);
+  TrainRunOptions t;
+  t.data_parallel = &group;
+  t.stop = opts.stop;
+  t.log = opts.log;
+  return run_training(config_from_json(cue.at("config").get<std::string>()), t).train.interrupted ? MemberOutcome::killed
+                                                                                                    : MemberOutcome::finished;
+}
+
+}  // namespace
+
 MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
+  if (opts.data_parallel != nullptr && opts.data_parallel->rank() != 0) return follow_member(opts, *opts.data_parallel);
+  RankCue cue(opts.data_parallel);
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
   const std::string store_path = std::filesystem::absolute(opts.store).string();
   RunStore store(store_path);
@@ -118,7 +167,9 @@ MemberOutcome run_sweep_member(const SweepMemberOptions& opts) {
       p.on_run = [&](std::int64_t id) { store.set_sweep_member_run(opts.sweep, opts.index, worker, id); };
       run_id = run_pruning(p).run_id;
     } else if (!trained) {
+      cue.send(nlohmann::json{{"config", cfg.to_json()}, {"workdir", workdir}}.dump());
       TrainRunOptions t;
+      t.data_parallel = opts.data_parallel;
       t.resume_run = run_id;  // -1: a new run
       t.sweep_id = opts.sweep;
       t.stop = stop;

@@ -2,6 +2,8 @@
 // each Slurm array task does): take the member by compare-and-set, train its config (or resume its
 // unfinished run from the checkpoint, or skip training when the run already finished), evaluate it if
 // the sweep asks, and record the outcome. A heartbeat thread marks the member alive every 30 s.
+// Data-parallel (started by srun or torchrun with WORLD_SIZE > 1): rank 0 does all of the above and the
+// other ranks train the member's config with it (core/train/trainer.h join); they write nothing.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include "experiments/sweep/member_claim.h"
 
 namespace moxlab {
+
+class DataParallelGroup;
 
 struct SweepMemberOptions {
   std::string store;
@@ -22,6 +26,7 @@ struct SweepMemberOptions {
   // checkpoint, mark the member killed, return.
   std::atomic<bool>* stop = nullptr;
   std::function<void(const std::string&)> log;
+  DataParallelGroup* data_parallel = nullptr;  // this process is one rank of these
 };
 
 enum class MemberOutcome {

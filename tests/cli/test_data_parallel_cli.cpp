@@ -154,3 +154,31 @@ TEST_CASE("bench train --nproc 2 times two ranks against one process with two th
   CHECK(r.out.find("communication share") != std::string::npos);
   CHECK(one_line_error(run_cli("bench train --config micro.toml --nproc 2 --dense-baseline", dir), "are for one process"));
 }
+
+TEST_CASE("A sweep member started as two ranks trains data-parallel, rank 0 recording it", "[e2e][distributed][sweep]") {
+  const std::string dir = scratch_dir("dp_sweep");
+  write_micro_config(dir, kSteps);
+  std::ofstream(dir + "/sweep.toml") << "name = \"dp\"\nbase = \"micro.toml\"\nmode = \"list\"\n"
+                                        "set = [\"train.batch_size=8\", \"train.warmup_steps=2\"]\n[[member]]\nset = []\n";
+  const CliResult plan = run_cli("sweep plan sweep.toml", dir);
+  REQUIRE(plan.exit_code == 0);
+  const std::string id = std::to_string(std::stoll(plan.out));
+  // As srun would start them: one process per rank with the rank variables.
+  const std::string env = "WORLD_SIZE=2 MOXLAB_RENDEZVOUS_FILE='" + dir + "/rendezvous' ";
+  const std::string member = " '" MOXLAB_CLI "' sweep run " + id + " --index 0";
+  const std::string cmd = "cd '" + dir + "' && ( " + env + "RANK=0" + member + " > r0.out 2> r0.err & a=$!; " + env + "RANK=1" +
+                          member + " > r1.out 2> r1.err & b=$!; wait $a; echo $? > r0.rc; wait $b; echo $? > r1.rc )";
+  std::system(cmd.c_str());
+  INFO(file_text(dir + "/r0.err") << file_text(dir + "/r1.err"));
+  CHECK(file_text(dir + "/r0.rc") == "0\n");
+  CHECK(file_text(dir + "/r1.rc") == "0\n");
+  CHECK(file_text(dir + "/r1.err").empty());  // rank 1 writes nothing
+  RunStoreOptions ro;
+  ro.read_only = true;
+  RunStore store(dir + "/runs/runs.db", ro);
+  const SweepMember m = store.sweep_member(std::stoll(id), 0);
+  CHECK(m.status == "finished");
+  REQUIRE(m.run_id.has_value());
+  CHECK(store.result(*m.run_id, "train/world_size")->value == 2);
+  CHECK(store.result(*m.run_id, "train/tokens_seen")->value == kSteps * 16 * 64);  // the global batch
+}
