@@ -45,4 +45,8 @@ RankEnv rank_env_from(const std::function<const char*(const char*)>& getenv) {
   return e;
 }
 
+RankEnv process_rank_env() {
+  return rank_env_from([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
 }  // namespace moxlab

@@ -21,5 +21,7 @@ struct RankEnv {
 // getenv: the lookup to use (std::getenv in the program, a map in tests). Errors are one line naming
 // the variable: a non-number, a rank outside [0, world), a multi-rank job with no MASTER_ADDR/PORT.
 RankEnv rank_env_from(const std::function<const char*(const char*)>& getenv);
+// This process's: rank_env_from(std::getenv).
+RankEnv process_rank_env();
 
 }  // namespace moxlab

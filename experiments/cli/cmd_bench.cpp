@@ -48,8 +48,6 @@ struct BenchArgs {
   bool dense_baseline = false;
 };
 
-const char* env_var(const char* name) { return std::getenv(name); }
-
 // One rank of `bench train --nproc N` (experiments/bench/data_parallel_bench.h); rank 0 prints.
 void bench_data_parallel(const BenchArgs& a, const Config& cfg, const RankEnv& env) {
   DataParallelGroup group(env);
@@ -151,9 +149,8 @@ void register_bench(CLI::App& app) {
   train->callback([a]() {
     Config cfg = load_config(a->config, a->sets);
     if (cfg.model.vocab_size == 0) cfg.model.vocab_size = a->vocab;
-    const RankEnv env = rank_env_from(env_var);
+    const RankEnv env = process_rank_env();
     if (a->nproc > 1) {
-      require(!env.distributed(), "--nproc starts the ranks itself; this process already is one (WORLD_SIZE > 1)");
       require(a->forms.empty() && !a->dense_baseline && a->profile_top == 0 && a->python.empty(),
               "bench train --nproc times data-parallel ranks against one process; --forms, --dense-baseline, --profile and --python are for one process");
       std::vector<std::string> args{"bench", "train", "--config", a->config, "--vocab", std::to_string(a->vocab), "--steps",

@@ -198,7 +198,7 @@ void register_run(CLI::App& sweep) {
       o.stop = &g_stop;
       o.log = log_line;
       // Under srun / torchrun with WORLD_SIZE > 1 the member trains data-parallel (docs/data_parallel.md).
-      const RankEnv env = rank_env_from([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+      const RankEnv env = process_rank_env();
       std::unique_ptr<DataParallelGroup> group;
       if (env.distributed()) group = std::make_unique<DataParallelGroup>(env);
       o.data_parallel = group.get();

@@ -34,8 +34,6 @@ struct TrainArgs {
   ForegroundTraining how;
 };
 
-const char* env_var(const char* name) { return std::getenv(name); }
-
 // What each rank of `--nproc N` runs: this command without --nproc.
 std::vector<std::string> rank_args(const TrainArgs& a) {
   std::vector<std::string> args{"train", "--config", a.config};
@@ -65,7 +63,6 @@ void register_train(CLI::App& app) {
     a->how.resume = resume->count() > 0;
     const Config cfg = load_config(a->config, a->sets);  // a bad config fails here, before any rank starts
     if (a->nproc > 1) {
-      require(!rank_env_from(env_var).distributed(), "--nproc starts the ranks itself; this process already is one (WORLD_SIZE > 1)");
       throw ExitRequest{launch_local_ranks(a->nproc, rank_args(*a))};
     }
     train_in_foreground(cfg, a->how);
@@ -75,7 +72,7 @@ void register_train(CLI::App& app) {
 void train_in_foreground(const Config& cfg, const ForegroundTraining& how) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  const RankEnv env = rank_env_from(env_var);
+  const RankEnv env = process_rank_env();
   std::unique_ptr<DataParallelGroup> group;
   if (env.distributed())  // CUDA tensors are reduced by NCCL, CPU tensors by Gloo
     group = std::make_unique<DataParallelGroup>(env, cfg.train.device.rfind("cuda", 0) == 0 ? "nccl" : "gloo");

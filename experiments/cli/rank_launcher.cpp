@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/common/error.h"
+#include "core/distributed/rank_env.h"
 
 extern char** environ;
 
@@ -55,6 +56,7 @@ int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status
 
 int launch_local_ranks(int nproc, const std::vector<std::string>& args) {
   require(nproc >= 1, "--nproc must be at least 1");
+  require(!process_rank_env().distributed(), "--nproc starts the ranks itself; this process already is one (WORLD_SIZE > 1)");
   std::error_code ec;
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   require(!ec, "cannot find the moxlab executable (/proc/self/exe)");
