@@ -11,7 +11,7 @@ store=${1:?usage: scripts/export_store.sh STORE.db}
 out=docs/reproduction/data/$(basename "$store").xz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sqlite3 "$store" ".backup '$tmp/snapshot.db'"
+sqlite3 -cmd ".timeout 60000" "$store" ".backup '$tmp/snapshot.db'"
 sqlite3 "$tmp/snapshot.db" "PRAGMA journal_mode=DELETE; VACUUM;" > /dev/null
 xz -9 -c "$tmp/snapshot.db" > "$tmp/snapshot.db.xz"
 mv "$tmp/snapshot.db.xz" "$out"

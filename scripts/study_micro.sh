@@ -28,7 +28,9 @@ if [ ! -f "$store" ]; then  # a new study: the sweeps in the order the claims an
     "$B" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null
   done
 fi
-id_of() { sqlite3 -readonly "$store" "select id from sweeps where name = '$1'"; }
+# Both lanes and their trainers write the store: a reader waits for a writer (up to a minute) instead of failing.
+query() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "$1"; }
+id_of() { query "select id from sweeps where name = '$1'"; }
 M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe)
 X=$(id_of micro_mohd_x2); C=$(id_of micro_controls); E=$(id_of micro_early)
 
@@ -50,7 +52,7 @@ run_lane() {
   for member in $list; do
     local sweep=${member%%:*} idx=${member##*:}
     local status
-    status=$(sqlite3 -readonly "$store" "select status from sweep_members where sweep_id = $sweep and idx = $idx")
+    status=$(query "select status from sweep_members where sweep_id = $sweep and idx = $idx")
     [ "$status" = "finished" ] && continue
     echo "$(date -u +%FT%TZ) $name: sweep $sweep member $idx"
     nice -n 10 "$B" sweep run "$sweep" --index "$idx" --store "$store" --threads 1 || echo "$name: member $sweep:$idx ended with $?"
