@@ -5,6 +5,7 @@
 //   run ID --index K                      run exactly member K (what each worker and Slurm task runs)
 //   status ID / list                      progress of one sweep / all sweeps
 //   slurm ID [--out F] [--partition ...]  write an sbatch job-array script; each task writes its own shard
+//                                         (--ranks N: each member data-parallel over N ranks)
 //                                         store (merged after the array with `moxlab store merge`)
 // Members take themselves in the store by compare-and-set: a killed sweep re-run finishes the missing
 // members (killed ones resume from their checkpoints) and never repeats finished ones.
@@ -279,6 +280,9 @@ void register_slurm(CLI::App& sweep) {
   cmd->add_option("--mem", a->slurm.mem, "memory per task (e.g. 16G)");
   cmd->add_option("--cpus", a->slurm.cpus_per_task, "CPUs per task")->check(integer_in(1, 4096))->capture_default_str();
   cmd->add_option("--gpus", a->slurm.gpus_per_task, "GPUs per task")->check(integer_in(0, 1024));
+  cmd->add_option("--ranks", a->slurm.ranks, "data-parallel ranks per member (srun starts them; --cpus and --gpus are per rank)")
+      ->check(integer_in(1, 65536))
+      ->capture_default_str();
   cmd->add_option("--max-parallel", a->slurm.max_parallel, "at most this many tasks at once")->check(non_negative_count());
   cmd->add_flag("--all", a->slurm.all, "include finished members");
   auto* shards = cmd->add_option("--shards", a->slurm.shard_dir, "folder of the tasks' shard stores (default: <store dir>/shards)");

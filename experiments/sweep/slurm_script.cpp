@@ -39,6 +39,8 @@ std::string slurm_array_script(const SweepRecord& sweep, const std::vector<Sweep
     if (o.all || m.status != "finished") todo.push_back(m.idx);
   require(!todo.empty(), "sweep " + std::to_string(sweep.id) + " has no unfinished members (use --all to list every member)");
   require(o.cpus_per_task >= 1, "--cpus must be at least 1");
+  require(o.ranks >= 1, "--ranks must be at least 1");
+  const bool data_parallel = o.ranks > 1;
 
   std::ostringstream s;
   s << "#!/bin/bash\n"
@@ -52,22 +54,31 @@ std::string slurm_array_script(const SweepRecord& sweep, const std::vector<Sweep
     s << "# Each task writes its own store (a shard); after the array, fold them into the run store with\n"
       << "#   " << quoted(o.exe) << " store merge " << quoted(o.shard_dir) << "/" << sweep.id << "-*.db --into "
       << quoted(o.store) << "\n";
-  s
-    << "#SBATCH --job-name=moxlab-" << sweep.name << "\n"
+  s << "#SBATCH --job-name=moxlab-" << sweep.name << "\n"
     << "#SBATCH --array=" << index_ranges(todo) << (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : "") << "\n"
-    << "#SBATCH --cpus-per-task=" << o.cpus_per_task << "\n"
-    << "#SBATCH --time=" << o.time << "\n"
+    << "#SBATCH --cpus-per-task=" << o.cpus_per_task << "\n";
+  if (data_parallel) s << "#SBATCH --ntasks=" << o.ranks << "\n";
+  // Two minutes' warning: the member checkpoints and is marked killed. One rank: to the batch shell,
+  // which exec hands to moxlab; data-parallel: to every rank of the step (any rank's TERM stops all).
+  s << "#SBATCH --time=" << o.time << "\n"
     << "#SBATCH --output=" << o.log_dir << "/slurm-%A_%a.log\n"
-    << "#SBATCH --signal=B:TERM@120\n";  // two minutes' warning: the member checkpoints and is marked killed
+    << "#SBATCH --signal=" << (data_parallel ? "" : "B:") << "TERM@120\n";
   if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
   if (!o.account.empty()) s << "#SBATCH --account=" << o.account << "\n";
   if (!o.mem.empty()) s << "#SBATCH --mem=" << o.mem << "\n";
   if (o.gpus_per_task > 0) s << "#SBATCH --gpus-per-task=" << o.gpus_per_task << "\n";
   s << "set -euo pipefail\n"
     << "cd " << quoted(o.workdir) << "\n"
-    << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << o.cpus_per_task << "}\"\n"
-    << "# exec: the batch shell's TERM (from --signal) reaches moxlab itself.\n"
-    << "exec " << quoted(o.exe) << " sweep run " << sweep.id << " --index \"$SLURM_ARRAY_TASK_ID\" --store "
+    << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << o.cpus_per_task << "}\"\n";
+  if (data_parallel)
+    s << "# The ranks meet on the task's first host, at a port of this array task's own (tasks share nodes).\n"
+      << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\"\n"
+      << "export MASTER_PORT=$(( 20000 + SLURM_JOB_ID % 20000 ))\n"
+      << "exec srun " << quoted(o.exe) << " sweep run ";
+  else
+    s << "# exec: the batch shell's TERM (from --signal) reaches moxlab itself.\n"
+      << "exec " << quoted(o.exe) << " sweep run ";
+  s << sweep.id << " --index \"$SLURM_ARRAY_TASK_ID\" --store "
     << store << " --threads \"$OMP_NUM_THREADS\"\n";
   return s.str();
 }

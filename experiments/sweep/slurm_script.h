@@ -9,6 +9,10 @@
 // `moxlab store merge <shard dir>/<sweep id>-*.db --into STORE` folds them into the run store after the
 // array (core/store/store_merge.h). With an empty shard_dir every task opens the run store itself: only
 // for arrays whose tasks all run on the host that holds the store.
+//
+// With ranks > 1 each task is a data-parallel member: `srun` starts that many ranks of the same
+// `sweep run` (their RANK and WORLD_SIZE from SLURM_PROCID and SLURM_NTASKS, docs/data_parallel.md), the
+// first host of the task's allocation is the rendezvous, and the two minutes' warning goes to every rank.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +30,7 @@ struct SlurmOptions {
   std::string partition, time = "04:00:00", mem, account;
   int cpus_per_task = 2;
   int gpus_per_task = 0;
+  int ranks = 1;         // data-parallel ranks per member (Slurm tasks of one array task)
   int max_parallel = 0;  // 0: no limit (%N throttle otherwise)
   bool all = false;      // include finished members too
   std::string shard_dir;  // task i writes shard_dir/<sweep id>-<i>.db ("" = every task opens `store`)

@@ -2,10 +2,12 @@
 // one thread each): the same losses and final weights as one process with the doubled micro-batch for a
 // dense, a MoHD and a ToMoE model (balance and ToMoE statistics taken over both ranks' rows; ToMoE with
 // more experts than a rank has tokens, so some expert gets no token on a rank in every step); a rank
-// killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve.
+// killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve; a
+// sweep member runs data-parallel from the script `sweep slurm --ranks 2` writes (srun faked).
 #include "tests/torch_catch.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -155,7 +157,8 @@ TEST_CASE("bench train --nproc 2 times two ranks against one process with two th
   CHECK(one_line_error(run_cli("bench train --config micro.toml --nproc 2 --dense-baseline", dir), "are for one process"));
 }
 
-TEST_CASE("A sweep member started as two ranks trains data-parallel, rank 0 recording it", "[e2e][distributed][sweep]") {
+TEST_CASE("A sweep member of `sweep slurm --ranks 2` trains data-parallel into its shard, rank 0 recording it",
+          "[e2e][distributed][sweep]") {
   const std::string dir = scratch_dir("dp_sweep");
   write_micro_config(dir, kSteps);
   std::ofstream(dir + "/sweep.toml") << "name = \"dp\"\nbase = \"micro.toml\"\nmode = \"list\"\n"
@@ -163,16 +166,31 @@ TEST_CASE("A sweep member started as two ranks trains data-parallel, rank 0 reco
   const CliResult plan = run_cli("sweep plan sweep.toml", dir);
   REQUIRE(plan.exit_code == 0);
   const std::string id = std::to_string(std::stoll(plan.out));
-  // As srun would start them: one process per rank with the rank variables.
-  const std::string env = "WORLD_SIZE=2 MOXLAB_RENDEZVOUS_FILE='" + dir + "/rendezvous' ";
-  const std::string member = " '" MOXLAB_CLI "' sweep run " + id + " --index 0";
-  const std::string cmd = "cd '" + dir + "' && ( " + env + "RANK=0" + member + " > r0.out 2> r0.err & a=$!; " + env + "RANK=1" +
-                          member + " > r1.out 2> r1.err & b=$!; wait $a; echo $? > r0.rc; wait $b; echo $? > r1.rc )";
+  const CliResult slurm = run_cli("sweep slurm " + id + " --ranks 2 --cpus 1", dir);
+  INFO(slurm.err);
+  REQUIRE(slurm.exit_code == 0);
+  // Slurm stand-ins: srun starts SLURM_NTASKS ranks as Slurm would (SLURM_PROCID, SLURM_LOCALID), each
+  // rank's stderr kept apart; scontrol names this host as the job's first.
+  const std::string bin = dir + "/fake-slurm";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin + "/srun") << "#!/bin/bash\npids=()\nfor ((r = 0; r < SLURM_NTASKS; r++)); do\n"
+                                  "  SLURM_PROCID=$r SLURM_LOCALID=$r \"$@\" > srun-rank$r.out 2> srun-rank$r.err & pids+=($!)\ndone\n"
+                                  "rc=0\nfor p in \"${pids[@]}\"; do wait $p || rc=$?; done\nexit $rc\n";
+  std::ofstream(bin + "/scontrol") << "#!/bin/bash\necho 127.0.0.1\n";
+  std::filesystem::permissions(bin + "/srun", std::filesystem::perms::owner_all);
+  std::filesystem::permissions(bin + "/scontrol", std::filesystem::perms::owner_all);
+  const std::string script = dir + "/runs/sweeps/" + id + "/array.sbatch";
+  // What sbatch gives array task 0 of a job with --ntasks=2 (a job id of its own: the rendezvous port).
+  const std::string job = std::to_string(::getpid() % 20000);
+  const std::string cmd = "cd '" + dir + "' && PATH='" + bin + "':\"$PATH\" SLURM_ARRAY_TASK_ID=0 SLURM_NTASKS=2 SLURM_JOB_ID=" + job +
+                          " SLURM_JOB_NODELIST=node1 SLURM_CPUS_PER_TASK=1 bash '" + script + "' > job.out 2> job.err; echo $? > job.rc";
   std::system(cmd.c_str());
-  INFO(file_text(dir + "/r0.err") << file_text(dir + "/r1.err"));
-  CHECK(file_text(dir + "/r0.rc") == "0\n");
-  CHECK(file_text(dir + "/r1.rc") == "0\n");
-  CHECK(file_text(dir + "/r1.err").empty());  // rank 1 writes nothing
+  INFO(file_text(dir + "/job.err") << file_text(dir + "/srun-rank0.err") << file_text(dir + "/srun-rank1.err"));
+  REQUIRE(file_text(dir + "/job.rc") == "0\n");
+  CHECK(file_text(dir + "/srun-rank1.err").empty());  // rank 1 writes nothing
+  const CliResult merge = run_cli("store merge runs/shards/" + id + "-0.db --into runs/runs.db", dir);
+  INFO(merge.err);
+  REQUIRE(merge.exit_code == 0);
   RunStoreOptions ro;
   ro.read_only = true;
   RunStore store(dir + "/runs/runs.db", ro);

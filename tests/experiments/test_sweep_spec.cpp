@@ -185,6 +185,19 @@ TEST_CASE("the Slurm script lists the unfinished members compactly and runs one 
   CHECK_THAT(script, Contains("cd '/home/me/exp'\n"));
   CHECK_THAT(script, Contains("exec '/opt/mox lab/moxlab' sweep run 4 --index \"$SLURM_ARRAY_TASK_ID\" --store '/data/runs.db'"));
   CHECK_THAT(script, !Contains("store merge"));  // one store: nothing to merge
+  CHECK_THAT(script, Contains("#SBATCH --signal=B:TERM@120\n"));
+  CHECK_THAT(script, !Contains("--ntasks") && !Contains("srun") && !Contains("MASTER_ADDR"));
+  o.ranks = 4;  // each member data-parallel: srun starts the ranks, each told to stop
+  const std::string ranked = slurm_array_script(s, members, o);
+  CHECK_THAT(ranked, Contains("#SBATCH --ntasks=4\n#SBATCH"));
+  CHECK_THAT(ranked, Contains("#SBATCH --cpus-per-task=8\n"));
+  CHECK_THAT(ranked, Contains("#SBATCH --signal=TERM@120\n"));
+  CHECK_THAT(ranked, Contains("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\"\n"));
+  CHECK_THAT(ranked, Contains("export MASTER_PORT=$(( 20000 + SLURM_JOB_ID % 20000 ))\n"));
+  CHECK_THAT(ranked, Contains("exec srun '/opt/mox lab/moxlab' sweep run 4 --index \"$SLURM_ARRAY_TASK_ID\""));
+  o.ranks = 0;
+  CHECK_THROWS_WITH(slurm_array_script(s, members, o), Contains("--ranks must be at least 1"));
+  o.ranks = 1;
   o.shard_dir = "/scratch/shards";  // each task its own store, merged afterwards
   const std::string sharded = slurm_array_script(s, members, o);
   CHECK_THAT(sharded, Contains("--store '/scratch/shards/4-'\"$SLURM_ARRAY_TASK_ID\".db --threads"));
