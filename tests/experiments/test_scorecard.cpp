@@ -82,3 +82,14 @@ TEST_CASE("scorecard: claims file errors and the README block", "[scorecard]") {
   CHECK(replace_scorecard_block(readme, "new\n") == "# R\n<!-- scorecard:begin -->\nnew\n<!-- scorecard:end -->\nrest\n");
   CHECK_THROWS_WITH(replace_scorecard_block("# R\n", "x"), Contains("scorecard:begin"));
 }
+
+TEST_CASE("the shipped claims parse, every one with a paper number and a direction", "[scorecard]") {
+  const auto shipped = load_claims(std::string(MOXLAB_SOURCE_DIR) + "/experiments/claims.toml");
+  CHECK(shipped.size() >= 8);
+  for (const auto& c : shipped) {
+    INFO(c.paper << ": " << c.claim);
+    CHECK_FALSE(c.paper_number.empty());
+    CHECK(c.direction != 0);
+    CHECK(c.method != c.reference);
+  }
+}

@@ -1,5 +1,6 @@
 // experiments/report/table_spec: the TOML shape of a result table, and one-line errors naming the key
 // and the file for anything else.
+#include <filesystem>
 #include <catch2/catch.hpp>
 
 #include "core/common/error.h"
@@ -173,4 +174,12 @@ TEST_CASE("table spec: the shipped specs parse", "[table][table_spec]") {
   const TableSpec sweep = load_table_spec(dir + "sweep_summary.toml");
   CHECK(sweep.layout.rows == std::vector<std::string>{"train.lr", "model.dim"});
   CHECK(sweep.placeholders().empty());
+  int specs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".toml") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_table_spec(entry.path().string()));
+    ++specs;
+  }
+  CHECK(specs > 20);
 }
