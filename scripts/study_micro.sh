@@ -26,23 +26,33 @@ if [ ! -f "$store" ] && [ -f docs/reproduction/data/micro.db.xz ]; then
   xz -dc docs/reproduction/data/micro.db.xz > "$store.restoring" && mv "$store.restoring" "$store"
 fi
 
+# The stories260K repeat of ToMoE starts from the pretrained model, imported once by the pinned binary.
+if [ ! -f runs/imported/stories260K.pt ]; then
+  mkdir -p runs/imported
+  "$B" import llama2c --model ../shared/data/models/stories260K/stories260K.bin \
+    --tokenizer ../shared/data/models/stories260K/tok512.bin --out runs/imported/stories260K.pt
+fi
+
 # Both lanes and their trainers write the store: a reader waits for a writer (up to a minute) instead of failing.
 query() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "$1"; }
 id_of() { [ -f "$store" ] && query "select id from sweeps where name = '$1'" || true; }
 # The sweeps in the order the claims and tables name them; one the store lacks is planned (a new
 # study, or one added to the study later: its specs are read by the pinned binary).
 for s in micro_methods micro_prune micro_tomoe micro_mohd_x2 micro_controls micro_early \
-         micro_moh_continue micro_prune_levels micro_tomoe_levels micro_mohd_more; do
+         micro_moh_continue micro_prune_levels micro_tomoe_levels micro_mohd_more stories_prune stories_tomoe; do
   [ -n "$(id_of "$s")" ] || "$B" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null
 done
 M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe); X=$(id_of micro_mohd_x2)
 C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
+SP=$(id_of stories_prune); ST=$(id_of stories_tomoe)
 
 # The queue, one member per line, "SWEEP:INDEX" then the members it needs finished first. Member j of
 # seed k of a sweep with n members per seed is index (k-1)*n + j. Pruning, ToMoE and continue-tuning
 # members of seed k start from micro_methods' dense member of seed k; the prune-then-distill members from
-# the Taylor-pruned model of their seed.
+# the Taylor-pruned model of their seed. stories_prune has 14 members per seed (dense, then magnitude,
+# Wanda, Taylor, ShortGPT at 70/50/40%, then 2:4), stories_tomoe 9 (ToMoE, one expert, Taylor +
+# distillation at 70/50/40%).
 queue() {
   local k dense
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
@@ -64,6 +74,14 @@ queue() {
     for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
     echo "$TL:$(( (k - 1) * 6 + 2 )) $dense $PL:$(( (k - 1) * 8 + 2 ))"
     echo "$TL:$(( (k - 1) * 6 + 5 )) $dense $PL:$(( (k - 1) * 8 + 6 ))"
+  done
+  for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
+    for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
+    for l in 0 1 2; do
+      echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) $SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
+    done
   done
   for i in $(seq 0 11); do echo "$MM:$i"; done                                        # MoHD 75% and Table 4
 }

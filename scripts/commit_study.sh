@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Commits a study's progress: its store exported (scripts/export_store.sh) and the README's scorecard
+# regenerated from the committed stores (scripts/scorecard.sh), in one commit; the scorecard test fails
+# on a store committed without its scorecard.
+#   scripts/commit_study.sh "Study micro: ..."        # STORE=runs/studies/other.db for another study
+set -euo pipefail
+cd "$(dirname "$0")/.."
+message=${1:?usage: scripts/commit_study.sh MESSAGE}
+store=${STORE:-runs/studies/micro.db}
+scripts/export_store.sh "$store"
+scripts/scorecard.sh
+git add "docs/reproduction/data/$(basename "$store").xz" docs/reproduction/README.md
+git commit -q -m "$message"
+git log --oneline -1
