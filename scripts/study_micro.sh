@@ -52,7 +52,8 @@ SP=$(id_of stories_prune); ST=$(id_of stories_tomoe)
 # members of seed k start from micro_methods' dense member of seed k; the prune-then-distill members from
 # the Taylor-pruned model of their seed. stories_prune has 14 members per seed (dense, then magnitude,
 # Wanda, Taylor, ShortGPT at 70/50/40%, then 2:4), stories_tomoe 9 (ToMoE, one expert, Taylor +
-# distillation at 70/50/40%).
+# distillation at 70/50/40%). "zs:SWEEP:INDEX" is the zero-shot scoring of a trained member (every item
+# of every task, with the likelihood margin; results added to the member's run by the pinned binary).
 queue() {
   local k dense
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
@@ -64,7 +65,8 @@ queue() {
     echo "$T:$(( (k - 1) * 3 + 2 )) $dense $P:$(( (k - 1) * 6 + 3 ))"
   done
   for j in 1 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoHD 50%, MoH 75%, 50%
-  for i in 0 1 2; do echo "$X:$i"; done                                               # MoHD x2
+  for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
+  for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in $(seq 0 29); do echo "$E:$i"; done                                         # the 200-step reruns
   for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
   for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
@@ -83,9 +85,21 @@ queue() {
       echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) $SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
     done
   done
-  for i in $(seq 0 11); do echo "$MM:$i"; done                                        # MoHD 75% and Table 4
+  for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
 }
-status_of() { query "select status from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
+run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
+status_of() {
+  case $1 in
+    zs:*) local run; run=$(run_of "${1#zs:}")
+          [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = 'winogrande/margin'")" ] &&
+            echo finished || echo pending ;;
+    *) query "select status from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}" ;;
+  esac
+}
+zero_shot() {  # the member's training run, scored on every zero-shot item (log: runs/studies/zero_shot_RUN.log)
+  local run; run=$(run_of "$1")
+  nice -n 10 "$B" eval --run "$run" --store "$store" --no-perplexity --no-wikitext --threads 1 > "runs/studies/zero_shot_$run.log" 2>&1
+}
 
 # A lane takes the first member of the queue that is not finished, not taken by a lane of this script
 # (claims/<member>: mkdir is atomic) and whose needs are finished; a member is tried once per start of
@@ -109,9 +123,12 @@ run_lane() {
       sleep 60
       continue
     fi
-    echo "$(date -u +%FT%TZ) $name: sweep ${next%%:*} member ${next##*:}"
-    nice -n 10 "$B" sweep run "${next%%:*}" --index "${next##*:}" --store "$store" --threads 1 ||
-      echo "$name: member $next ended with $?"
+    echo "$(date -u +%FT%TZ) $name: $next"
+    case $next in
+      zs:*) zero_shot "${next#zs:}" || echo "$name: $next ended with $?" ;;
+      *) nice -n 10 "$B" sweep run "${next%%:*}" --index "${next##*:}" --store "$store" --threads 1 ||
+           echo "$name: member $next ended with $?" ;;
+    esac
     touch "$claims/$next/done"
     scripts/export_store.sh "$store"
   done
