@@ -58,6 +58,12 @@ SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
       try {
         Config c = member;
         if (c.model.vocab_size == 0) c.model.vocab_size = c.data.bpe_vocab_size;  // the trained tokenizer's size
+        // A pruned start tuned with its zeros held trains at the dense model's speed (plus one mask
+        // multiply), and that start may not exist before its parent member has run. Likewise a teacher
+        // is timed as the model itself (distillation without train.teacher: one more forward of the
+        // same shape), exact for a teacher of the student's architecture.
+        c.train.keep_pruned = false;
+        c.train.teacher.clear();
         TrainBenchOptions o;
         o.steps = 3;
         o.repeats = 1;

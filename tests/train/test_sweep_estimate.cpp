@@ -42,3 +42,18 @@ TEST_CASE("sweep estimate: one timing per model, times in proportion to tokens, 
   CHECK(text.find("test CPU (AVX2)") != std::string::npos);
   CHECK(text.find("\n  2  ") != std::string::npos);
 }
+
+TEST_CASE("sweep estimate: a prune-then-distill member is timed before its pruned start and teacher exist", "[sweep][estimate]") {
+  Config tuned = micro(100, 1);
+  tuned.train.loss = "distill";
+  tuned.train.keep_pruned = true;                      // its pruned start is a later member's output
+  tuned.train.teacher = "sweep:not_run_yet/dense";     // so is its teacher
+  Config pruning = micro(100, 1);
+  pruning.prune.method = "wanda";
+  const SweepEstimate e = estimate_sweep({tuned, pruning}, 1);
+  REQUIRE(e.members.size() == 2);
+  INFO(e.members[0].error);
+  CHECK(e.members[0].error.empty());
+  CHECK(e.members[0].seconds > 0);
+  CHECK_THAT(e.members[1].error, Catch::Matchers::Contains("a pruning run"));
+}
