@@ -217,6 +217,12 @@ std::string Config::hash() const {
   return sha256_hex(j.dump());
 }
 
+bool same_but_rank_batch(const Config& a, const Config& b) {
+  Config a_split_as_b = a;
+  a_split_as_b.train.batch_size = b.train.batch_size;
+  return a_split_as_b.hash() == b.hash();
+}
+
 void apply_override(Config& cfg, const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw Error("--set expects key=value, got '" + assignment + "'");

@@ -52,6 +52,10 @@ Config load_config(const std::string& toml_path, const std::vector<std::string>&
 // Rebuilds a Config from the JSON written by to_json() (e.g. from a checkpoint); validates.
 Config config_from_json(const std::string& json);
 
+// Whether a and b configure the same training but for train.batch_size: a data-parallel run resumed
+// by another number of ranks, whose global batch (ranks x train.batch_size) the caller has checked.
+bool same_but_rank_batch(const Config& a, const Config& b);
+
 // Applies one "section.key=value" override (value parsed by the key's type).
 void apply_override(Config& cfg, const std::string& assignment);
 

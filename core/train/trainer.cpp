@@ -47,11 +47,12 @@ Trainer::Trainer(const Config& cfg, TrainObjective& objective, std::string check
                                                       torch::optim::AdamWOptions(cfg_.train.lr));
 }
 
-void Trainer::resume(const std::string& path) {
+void Trainer::resume(const std::string& path, bool rank_batch_checked) {
   const CheckpointMeta ck = load_checkpoint_weights(path, objective_.module());
   const Config ck_cfg = config_from_json(ck.config_json);
-  require(ck_cfg.hash() == cfg_.hash(), "checkpoint " + path + " was written with a different config (hash " +
-                                            ck_cfg.hash().substr(0, 12) + " vs " + cfg_.hash().substr(0, 12) + ")");
+  require(ck_cfg.hash() == cfg_.hash() || (rank_batch_checked && same_but_rank_batch(ck_cfg, cfg_)),
+          "checkpoint " + path + " was written with a different config (hash " + ck_cfg.hash().substr(0, 12) + " vs " +
+              cfg_.hash().substr(0, 12) + ")");
   load_optimizer_state(path, *optimizer_);
   step_ = ck.step;
   tokens_seen_ = ck.tokens_seen;

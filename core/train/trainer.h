@@ -65,8 +65,10 @@ class Trainer {
   // checkpoint_path: where checkpoints go. The objective outlives the trainer.
   Trainer(const Config& cfg, TrainObjective& objective, std::string checkpoint_path, CheckpointMeta meta_template);
 
-  // Restores model, optimiser and step from a training checkpoint of the same config.
-  void resume(const std::string& checkpoint_path);
+  // Restores model, optimiser and step from a training checkpoint of the same config; with
+  // rank_batch_checked the checkpoint's train.batch_size may differ (a data-parallel run resumed by
+  // another number of ranks: the caller has checked that the global batch is the same).
+  void resume(const std::string& checkpoint_path, bool rank_batch_checked = false);
 
   // Trains as one rank of a data-parallel group (core/distributed/data_parallel.h), after any resume:
   // every rank takes rank 0's parameters, buffers and step; each step's gradients are averaged over the

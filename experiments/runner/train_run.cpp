@@ -49,12 +49,21 @@ bool held_by_live_process(const RunRecord& r) {
   return !r.worker.empty() && r.worker != this_worker_id() && run_liveness(r, unix_now()) == RunLiveness::alive;
 }
 
-// The run to resume: the given id, or the newest unfinished train run with this config hash that no
-// live process holds.
+// The run to resume: the given id, or the newest unfinished train run with this config that no live
+// process holds. Its config may differ in train.batch_size alone (another number of data-parallel
+// ranks): record_world_size then checks the global batch.
 std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64_t wanted) {
+  const auto continued_by = [&](const RunRecord& r) {
+    if (r.config_hash == cfg.hash()) return true;
+    try {
+      return same_but_rank_batch(config_from_json(r.config_json), cfg);
+    } catch (const Error&) {
+      return false;  // a config this build no longer reads (a key since renamed) is another run
+    }
+  };
   if (wanted >= 0) {
     RunRecord r = store.get_run(wanted);
-    require(r.config_hash == cfg.hash(), "run " + std::to_string(wanted) + " was started with a different config");
+    require(continued_by(r), "run " + std::to_string(wanted) + " was started with a different config");
     require(r.status != RunStatus::finished, "run " + std::to_string(wanted) + " already finished");
     require(!held_by_live_process(r), "run " + std::to_string(wanted) + " is still running (process " + r.worker + ")");
     return wanted;
@@ -63,7 +72,7 @@ std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64
   f.kind = "train";
   auto runs = store.find_runs(f);
   for (auto it = runs.rbegin(); it != runs.rend(); ++it)
-    if (it->config_hash == cfg.hash() && it->status != RunStatus::finished && !held_by_live_process(*it) &&
+    if (it->status != RunStatus::finished && continued_by(*it) && !held_by_live_process(*it) &&
         !checkpoint_of(store, it->id).empty())
       return it->id;
   throw Error("nothing to resume: no unfinished run with config hash " + cfg.hash().substr(0, 12) + " has a checkpoint in " +
@@ -198,7 +207,7 @@ TrainRunResult train_as_rank(Config cfg, const TrainRunOptions& opts, DataParall
                                  .string();
     write_text_atomically(path, checkpoint);
     try {
-      trainer.resume(path);
+      trainer.resume(path, /*rank_batch_checked=*/true);  // by rank 0, before it sent the checkpoint
     } catch (...) {
       std::filesystem::remove(path);
       throw;
@@ -212,20 +221,32 @@ TrainRunResult train_as_rank(Config cfg, const TrainRunOptions& opts, DataParall
 }
 
 // The number of ranks a run trains with is part of its batch: recorded at the start (when more than
-// one), checked on resume.
-void record_world_size(RunStore& store, std::int64_t run, int world, bool resuming) {
+// one); a resume must keep the global batch (ranks x train.batch_size), with the same ranks or another
+// number of them splitting it (then recorded as train/resumed_world_size). Returns whether the split changed.
+bool record_world_size(RunStore& store, std::int64_t run, const Config& cfg, int world, bool resuming) {
   if (resuming) {
     const auto recorded = store.result(run, "train/world_size");
-    const int before = recorded ? static_cast<int>(recorded->value) : 1;
-    require(before == world, "run " + std::to_string(run) + " was trained by " + std::to_string(before) +
-                                 " data-parallel rank(s); resume it with " + std::to_string(before) + " (this is " +
-                                 std::to_string(world) + "): the global batch is train.batch_size times the ranks");
+    const std::int64_t before = recorded ? static_cast<std::int64_t>(recorded->value) : 1;
+    const std::int64_t rows = config_from_json(store.get_run(run).config_json).train.batch_size;
+    const std::int64_t global = before * rows, now = world * static_cast<std::int64_t>(cfg.train.batch_size);
+    require(global == now, "run " + std::to_string(run) + " was trained with a global batch of " + std::to_string(global) +
+                               " rows (" + std::to_string(before) + " data-parallel rank(s) x train.batch_size " +
+                               std::to_string(rows) + "); resume it with ranks x train.batch_size = " + std::to_string(global) +
+                               " (this is " + std::to_string(world) + " x " + std::to_string(cfg.train.batch_size) + ")");
+    if (before == world) return false;
+    store.put_result(run, "train/resumed_world_size", world,
+                     nlohmann::json{{"metric", "count"},
+                                    {"definition", "data-parallel ranks of the last resume, another number than train/world_size "
+                                                   "splitting the same global batch"}}
+                         .dump());
+    return true;
   }
-  if (world == 1) return;  // one process: nothing recorded, as before data-parallel runs
-  store.put_result(run, "train/world_size", world,
-                   nlohmann::json{{"metric", "count"},
-                                  {"definition", "data-parallel ranks training the run; the global batch is train.batch_size times this"}}
-                       .dump());
+  if (world > 1)  // one process: nothing recorded, as before data-parallel runs
+    store.put_result(run, "train/world_size", world,
+                     nlohmann::json{{"metric", "count"},
+                                    {"definition", "data-parallel ranks training the run; the global batch is train.batch_size times this"}}
+                         .dump());
+  return false;
 }
 
 }  // namespace
@@ -248,9 +269,10 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   const int world = group != nullptr ? group->world() : 1;
   TrainRunResult out;
   std::string resume_from;
+  bool regrouped = false;  // resumed by another number of ranks splitting the same global batch
   if (opts.resume || opts.resume_run >= 0) {
     out.run_id = find_resumable(store, cfg, opts.resume_run);
-    record_world_size(store, out.run_id, world, /*resuming=*/true);
+    regrouped = record_world_size(store, out.run_id, cfg, world, /*resuming=*/true);
     resume_from = checkpoint_of(store, out.run_id);
     require(!resume_from.empty() && file_exists(resume_from), "run " + std::to_string(out.run_id) + " has no checkpoint to resume from");
     store.update_status(out.run_id, RunStatus::running);
@@ -259,7 +281,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   } else {
     RegisteredRun run = register_run(cfg, "train", "", task.digest, opts.sweep_id);
     out.run_id = run.id;
-    record_world_size(store, out.run_id, world, /*resuming=*/false);
+    record_world_size(store, out.run_id, cfg, world, /*resuming=*/false);
     out.checkpoint = run.dir + "/checkpoint.pt";
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
@@ -305,7 +327,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
     meta.source = "train";
     Trainer trainer(cfg, *built.objective, out.checkpoint, meta);
     if (!resume_from.empty()) {
-      trainer.resume(resume_from);
+      trainer.resume(resume_from, regrouped);
       store.delete_metrics_after(out.run_id, trainer.step());  // steps redone after the checkpoint
     }
     if (group != nullptr) trainer.join(*group);

@@ -2,7 +2,8 @@
 // one thread each): the same losses and final weights as one process with the doubled micro-batch for a
 // dense, a MoHD and a ToMoE model (balance and ToMoE statistics taken over both ranks' rows; ToMoE with
 // more experts than a rank has tokens, so some expert gets no token on a rank in every step); a rank
-// killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve; a
+// killed mid-run fails the run, and `--resume` with two ranks finishes it on the uninterrupted curve (or
+// one process with the doubled micro-batch, the same global batch, up to float rounding); a
 // sweep member runs data-parallel from the script `sweep slurm --ranks 2` writes (srun faked).
 #include "tests/torch_catch.h"
 
@@ -123,10 +124,12 @@ TEST_CASE("A data-parallel run whose rank dies is failed, and resumes with its r
     const RunRecord r = RunStore(dir + "/runs/runs.db", ro).get_run(1);
     CHECK(r.status == RunStatus::failed);
   }
-  // One process cannot take over a two-rank run: its batch would halve (the error after the data's log line).
+  // One process with the same micro-batch cannot take over a two-rank run: its batch would halve (the
+  // error after the data's log line).
   const CliResult alone = run_cli("train --config micro.toml --set train.batch_size=8 --resume", dir);
   CHECK(alone.exit_code == 1);
-  CHECK(alone.err.find("moxlab: error: run 1 was trained by 2 data-parallel rank(s); resume it with 2 (this is 1)") != std::string::npos);
+  CHECK(alone.err.find("moxlab: error: run 1 was trained with a global batch of 16 rows (2 data-parallel rank(s) x "
+                       "train.batch_size 8); resume it with ranks x train.batch_size = 16 (this is 1 x 8)") != std::string::npos);
 
   const CliResult resumed = run_cli(dp + " --resume", dir);
   INFO(resumed.err);
@@ -143,6 +146,41 @@ TEST_CASE("A data-parallel run whose rank dies is failed, and resumes with its r
   REQUIRE(a.size() == 6);  // every 10 steps, none twice
   REQUIRE(b.size() == a.size());
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).epsilon(1e-6));
+}
+
+TEST_CASE("A data-parallel run resumes in one process that takes the whole global batch", "[e2e][distributed]") {
+  const std::string dir = scratch_dir("dp_regroup");
+  write_micro_config(dir, 40);  // checkpoints every 20 steps, logs every 10
+  const std::string dp = "train --config micro.toml --set train.batch_size=8 --nproc 2";
+  // Both ranks are told to stop once the first checkpoint is written: the run is killed after a step.
+  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + dp + " > a.out 2> a.err & pid=$!; "
+                          "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
+                          "kill -TERM $pid; wait $pid; echo $? > a.rc )";
+  std::system(cmd.c_str());
+  INFO(file_text(dir + "/a.err"));
+  RunStoreOptions ro;
+  ro.read_only = true;
+  REQUIRE(RunStore(dir + "/runs/runs.db", ro).get_run(1).status != RunStatus::finished);
+
+  // One process, one rank's micro-batch twice over: the same global batch of 16 rows.
+  const CliResult alone = run_cli("train --config micro.toml --set train.batch_size=16 --resume", dir);
+  INFO(alone.err);
+  REQUIRE(alone.exit_code == 0);
+  CHECK(alone.out.find("finished at step 40 (" + std::to_string(40 * 16 * 64) + " tokens") != std::string::npos);
+  {
+    RunStore store(dir + "/runs/runs.db", ro);
+    CHECK(store.result(1, "train/world_size")->value == 2);
+    CHECK(store.result(1, "train/resumed_world_size")->value == 1);
+  }
+  // Against the uninterrupted two-rank run: the same steps up to float rounding (one process sums the
+  // 16 rows' gradients in another order than two ranks' all-reduce).
+  const CliResult whole = run_cli(dp + " --set run.store=runs/whole.db --set run.out_dir=runs/whole", dir);
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+  const auto a = loss_curve(dir + "/runs/runs.db"), b = loss_curve(dir + "/runs/whole.db");
+  REQUIRE(a.size() == 4);  // every 10 steps, none twice
+  REQUIRE(b.size() == a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).epsilon(1e-3));
 }
 
 TEST_CASE("bench train --nproc 2 times two ranks against one process with two threads", "[e2e][distributed][bench]") {

@@ -64,6 +64,14 @@ TEST_CASE("The config hash ignores run naming but not the recipe", "[config]") {
   CHECK(a.hash().size() == 64);
 }
 
+TEST_CASE("A config split over another number of ranks differs only in train.batch_size", "[config]") {
+  const Config two_ranks = load_config("", {"train.batch_size=8"});
+  CHECK(same_but_rank_batch(two_ranks, load_config("", {"train.batch_size=16"})));
+  CHECK(same_but_rank_batch(two_ranks, load_config("", {"train.batch_size=16", "train.threads=2", "run.name=x"})));
+  CHECK_FALSE(same_but_rank_batch(two_ranks, load_config("", {"train.batch_size=16", "train.lr=1e-3"})));
+  CHECK_FALSE(same_but_rank_batch(two_ranks, load_config("", {"train.batch_size=8", "train.seq_len=64"})));
+}
+
 TEST_CASE("MoHD options load from [mohd.attn] / [mohd.ffn] and are checked against the model", "[config][mohd]") {
   auto p = write_toml("mohd.toml", "[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 2\nattention = \"mohd\"\nffn = \"mohd\"\n"
                                    "[mohd.attn]\nsub_dims = 8\nactive = 4\nshared = 3\nfusion_groups = 8\n"
