@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 message=${1:?usage: scripts/commit_study.sh MESSAGE}
 store=${STORE:-runs/studies/micro.db}
-scripts/export_store.sh "$store"
+# The study's lanes export after every member: hold their lock so the committed store is the one the
+# scorecard was generated from.
+exec 9> "$(dirname "$store")/.export.lock"
+flock 9
+MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
 scripts/scorecard.sh
 git add "docs/reproduction/data/$(basename "$store").xz" docs/reproduction/README.md
 git commit -q -m "$message"

@@ -9,6 +9,12 @@ cd "$(dirname "$0")/.."
 store=${1:?usage: scripts/export_store.sh STORE.db}
 [ -f "$store" ] || { echo "export_store: no store $store" >&2; exit 1; }
 out=docs/reproduction/data/$(basename "$store").xz
+# One export at a time, and none while scripts/commit_study.sh commits a store with its scorecard (it
+# holds this lock and sets MOXLAB_EXPORT_LOCKED for its own export).
+if [ -z "${MOXLAB_EXPORT_LOCKED:-}" ]; then
+  exec 9> "$(dirname "$store")/.export.lock"
+  flock 9
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sqlite3 -cmd ".timeout 60000" "$store" ".backup '$tmp/snapshot.db'"
