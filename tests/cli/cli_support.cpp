@@ -31,6 +31,13 @@ CliResult run_cli(const std::string& args, const std::string& dir) {
   return r;
 }
 
+void interrupt_at_first_checkpoint(const std::string& args, const std::string& dir, const std::string& action) {
+  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + args + " > a.out 2> a.err & pid=$!; "
+                          "while ! ls runs/*/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; " +
+                          action + "; wait $pid; echo $? > a.rc )";
+  std::system(cmd.c_str());
+}
+
 bool one_line_error(const CliResult& r, const std::string& needle) {
   const bool one_line = r.err.find('\n') == r.err.size() - 1;
   return r.exit_code != 0 && one_line && r.err.rfind("moxlab: error: ", 0) == 0 && r.err.find(needle) != std::string::npos;

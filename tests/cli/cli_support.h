@@ -16,6 +16,11 @@ std::string file_text(const std::string& path);
 // Runs `moxlab <args>` in dir (a shell command line; quote arguments yourself).
 CliResult run_cli(const std::string& args, const std::string& dir);
 
+// Starts `moxlab <args>` in dir (stdout to dir/a.out, stderr to dir/a.err), waits until a checkpoint
+// exists (runs/*/checkpoint.pt) or moxlab has ended, runs the shell command `action` ($pid is moxlab's
+// process id, e.g. "kill -TERM $pid"), then waits for moxlab and writes its exit status to dir/a.rc.
+void interrupt_at_first_checkpoint(const std::string& args, const std::string& dir, const std::string& action);
+
 // True when the command failed with exactly one line "moxlab: error: ..." containing needle.
 bool one_line_error(const CliResult& r, const std::string& needle);
 

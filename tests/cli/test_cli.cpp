@@ -112,9 +112,7 @@ TEST_CASE("A stopped run resumes to exactly the weights of an uninterrupted one"
   auto full = run_cli("train --config micro.toml --set run.store=full.db --set run.out_dir=full", dir);
   REQUIRE(full.exit_code == 0);
   // A run killed after its first checkpoint (max_steps 40 still, stopped by SIGTERM mid-way), then resumed.
-  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' train --config micro.toml > a.out 2> a.err & pid=$!; "
-                          "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1; do sleep 0.05; done; kill -TERM $pid; wait $pid )";
-  std::system(cmd.c_str());
+  interrupt_at_first_checkpoint("train --config micro.toml", dir, "kill -TERM $pid");
   RunStore store(dir + "/runs/runs.db");
   const RunRecord stopped = store.get_run(1);
   INFO(stopped.error);

@@ -109,13 +109,10 @@ TEST_CASE("A data-parallel run whose rank dies is failed, and resumes with its r
   const std::string dir = scratch_dir("dp_kill");
   write_micro_config(dir, 60);  // checkpoints every 20 steps, logs every 10
   const std::string dp = "train --config micro.toml --set train.batch_size=8 --nproc 2";
-  // Rank 1 is killed once rank 0 has written the first checkpoint (step 20).
-  const std::string cmd =
-      "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + dp + " > a.out 2> a.err & pid=$!; "
-      "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
-      "for c in $(awk -v p=$pid '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do if tr '\\0' '\\n' < /proc/$c/environ | grep -qx RANK=1; then kill -KILL $c; fi; done; "
-      "wait $pid; echo $? > a.rc )";
-  std::system(cmd.c_str());
+  // Rank 1 (the launcher's child with RANK=1) is killed once rank 0 has written the first checkpoint (step 20).
+  interrupt_at_first_checkpoint(dp, dir,
+                                "for c in $(awk -v p=$pid '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do "
+                                "if tr '\\0' '\\n' < /proc/$c/environ | grep -qx RANK=1; then kill -KILL $c; fi; done");
   INFO(file_text(dir + "/a.err"));
   CHECK(file_text(dir + "/a.rc") != "0\n");
   {
@@ -153,10 +150,7 @@ TEST_CASE("A data-parallel run resumes in one process that takes the whole globa
   write_micro_config(dir, 40);  // checkpoints every 20 steps, logs every 10
   const std::string dp = "train --config micro.toml --set train.batch_size=8 --nproc 2";
   // Both ranks are told to stop once the first checkpoint is written: the run is killed after a step.
-  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + dp + " > a.out 2> a.err & pid=$!; "
-                          "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
-                          "kill -TERM $pid; wait $pid; echo $? > a.rc )";
-  std::system(cmd.c_str());
+  interrupt_at_first_checkpoint(dp, dir, "kill -TERM $pid");
   INFO(file_text(dir + "/a.err"));
   RunStoreOptions ro;
   ro.read_only = true;

@@ -54,11 +54,7 @@ TEST_CASE("A training killed by SIGKILL shows killed, and its resume removes a d
   const std::string dir = scratch_dir("killed");
   write_micro_config(dir, 60);
   // SIGKILL right after the first checkpoint (step 20 of 60): nothing in the process can record it.
-  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' train --config micro.toml > a.out 2> a.err & pid=$!; "
-                          "echo $pid > train.pid; "
-                          "while ! ls runs/1-micro/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
-                          "kill -KILL $pid; wait $pid )";
-  std::system(cmd.c_str());
+  interrupt_at_first_checkpoint("train --config micro.toml", dir, "echo $pid > train.pid; kill -KILL $pid");
   INFO(file_text(dir + "/a.err"));
   {
     RunStoreOptions ro;

@@ -236,12 +236,10 @@ TEST_CASE("A sweep member whose checkpoint file is gone starts again instead of 
   auto plan = run_cli("sweep plan sweep.toml", dir);
   REQUIRE(plan.exit_code == 0);
   const std::string id = std::to_string(std::stoll(plan.out));
-  const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' sweep run " + id + " --index 0 > a.out 2>&1 & pid=$!; "
-                          "while ! ls runs/*/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; "
-                          "kill -KILL $pid; wait $pid; rm -f runs/*/checkpoint.pt )";
-  std::system(cmd.c_str());
+  // The checkpoint is gone with the killed member's machine.
+  interrupt_at_first_checkpoint("sweep run " + id + " --index 0", dir, "kill -KILL $pid; wait $pid; rm -f runs/*/checkpoint.pt");
   auto again = run_cli("sweep run " + id + " --index 0", dir);
-  INFO(file_text(dir + "/a.out") << again.out << again.err);
+  INFO(file_text(dir + "/a.err") << again.out << again.err);
   REQUIRE(again.exit_code == 0);
   RunStore store(dir + "/runs/runs.db");
   const SweepMember m = store.sweep_member(std::stoll(id), 0);
