@@ -66,8 +66,8 @@ queue() {
   done
   for j in 1 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoHD 50%, MoH 75%, 50%
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
+  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
-  for i in $(seq 0 29); do echo "$E:$i"; done                                         # the 200-step reruns
   for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
   for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
   for k in 1 2 3; do
