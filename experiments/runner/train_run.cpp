@@ -51,10 +51,11 @@ bool held_by_live_process(const RunRecord& r) {
 
 // The run to resume: the given id, or the newest unfinished train run with this config that no live
 // process holds. Its config may differ in train.batch_size alone (another number of data-parallel
-// ranks): record_world_size then checks the global batch.
+// ranks): check_resumed_batch then checks the global batch.
 std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64_t wanted) {
+  const std::string hash = cfg.hash();
   const auto continued_by = [&](const RunRecord& r) {
-    if (r.config_hash == cfg.hash()) return true;
+    if (r.config_hash == hash) return true;
     try {
       return same_but_rank_batch(config_from_json(r.config_json), cfg);
     } catch (const Error&) {
@@ -75,7 +76,7 @@ std::int64_t find_resumable(const RunStore& store, const Config& cfg, std::int64
     if (it->status != RunStatus::finished && continued_by(*it) && !held_by_live_process(*it) &&
         !checkpoint_of(store, it->id).empty())
       return it->id;
-  throw Error("nothing to resume: no unfinished run with config hash " + cfg.hash().substr(0, 12) + " has a checkpoint in " +
+  throw Error("nothing to resume: no unfinished run with config hash " + hash.substr(0, 12) + " has a checkpoint in " +
               store.path());
 }
 
@@ -220,33 +221,34 @@ TrainRunResult train_as_rank(Config cfg, const TrainRunOptions& opts, DataParall
   return out;
 }
 
-// The number of ranks a run trains with is part of its batch: recorded at the start (when more than
-// one); a resume must keep the global batch (ranks x train.batch_size), with the same ranks or another
+// The number of ranks a run trains with is part of its batch: recorded at the start when more than one
+// (one process records nothing, as before data-parallel runs).
+void record_world_size(RunStore& store, std::int64_t run, int world) {
+  if (world == 1) return;
+  store.put_result(run, "train/world_size", world,
+                   nlohmann::json{{"metric", "count"},
+                                  {"definition", "data-parallel ranks training the run; the global batch is train.batch_size times this"}}
+                       .dump());
+}
+
+// A resume keeps the run's global batch (ranks x train.batch_size), with the same ranks or another
 // number of them splitting it (then recorded as train/resumed_world_size). Returns whether the split changed.
-bool record_world_size(RunStore& store, std::int64_t run, const Config& cfg, int world, bool resuming) {
-  if (resuming) {
-    const auto recorded = store.result(run, "train/world_size");
-    const std::int64_t before = recorded ? static_cast<std::int64_t>(recorded->value) : 1;
-    const std::int64_t rows = config_from_json(store.get_run(run).config_json).train.batch_size;
-    const std::int64_t global = before * rows, now = world * static_cast<std::int64_t>(cfg.train.batch_size);
-    require(global == now, "run " + std::to_string(run) + " was trained with a global batch of " + std::to_string(global) +
-                               " rows (" + std::to_string(before) + " data-parallel rank(s) x train.batch_size " +
-                               std::to_string(rows) + "); resume it with ranks x train.batch_size = " + std::to_string(global) +
-                               " (this is " + std::to_string(world) + " x " + std::to_string(cfg.train.batch_size) + ")");
-    if (before == world) return false;
-    store.put_result(run, "train/resumed_world_size", world,
-                     nlohmann::json{{"metric", "count"},
-                                    {"definition", "data-parallel ranks of the last resume, another number than train/world_size "
-                                                   "splitting the same global batch"}}
-                         .dump());
-    return true;
-  }
-  if (world > 1)  // one process: nothing recorded, as before data-parallel runs
-    store.put_result(run, "train/world_size", world,
-                     nlohmann::json{{"metric", "count"},
-                                    {"definition", "data-parallel ranks training the run; the global batch is train.batch_size times this"}}
-                         .dump());
-  return false;
+bool check_resumed_batch(RunStore& store, std::int64_t run, const Config& cfg, int world) {
+  const auto recorded = store.result(run, "train/world_size");
+  const std::int64_t before = recorded ? static_cast<std::int64_t>(recorded->value) : 1;
+  const std::int64_t rows = config_from_json(store.get_run(run).config_json).train.batch_size;
+  const std::int64_t global = before * rows, now = world * static_cast<std::int64_t>(cfg.train.batch_size);
+  require(global == now, "run " + std::to_string(run) + " was trained with a global batch of " + std::to_string(global) +
+                             " rows (" + std::to_string(before) + " data-parallel rank(s) x train.batch_size " +
+                             std::to_string(rows) + "); resume it with ranks x train.batch_size = " + std::to_string(global) +
+                             " (this is " + std::to_string(world) + " x " + std::to_string(cfg.train.batch_size) + ")");
+  if (before == world) return false;
+  store.put_result(run, "train/resumed_world_size", world,
+                   nlohmann::json{{"metric", "count"},
+                                  {"definition", "data-parallel ranks of the last resume, another number than train/world_size "
+                                                 "splitting the same global batch"}}
+                       .dump());
+  return true;
 }
 
 }  // namespace
@@ -272,7 +274,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   bool regrouped = false;  // resumed by another number of ranks splitting the same global batch
   if (opts.resume || opts.resume_run >= 0) {
     out.run_id = find_resumable(store, cfg, opts.resume_run);
-    regrouped = record_world_size(store, out.run_id, cfg, world, /*resuming=*/true);
+    regrouped = check_resumed_batch(store, out.run_id, cfg, world);
     resume_from = checkpoint_of(store, out.run_id);
     require(!resume_from.empty() && file_exists(resume_from), "run " + std::to_string(out.run_id) + " has no checkpoint to resume from");
     store.update_status(out.run_id, RunStatus::running);
@@ -281,7 +283,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   } else {
     RegisteredRun run = register_run(cfg, "train", "", task.digest, opts.sweep_id);
     out.run_id = run.id;
-    record_world_size(store, out.run_id, cfg, world, /*resuming=*/false);
+    record_world_size(store, out.run_id, world);
     out.checkpoint = run.dir + "/checkpoint.pt";
     log("run " + std::to_string(run.id) + ": " + run.dir);
   }
