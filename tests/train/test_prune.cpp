@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/prune/calibration_stats.h"
+#include "core/prune/dense_layers.h"
 #include "core/prune/layer_pruning.h"
 #include "core/prune/live_weights.h"
 #include "core/prune/prune.h"
@@ -122,14 +123,24 @@ TEST_CASE("Live matrix weights: a zero factor kills its structure (hand computed
   CHECK(live_matrix_weights(model).live == 288 - 24 - 1 - 8 - 8 - 16 - 8 - 32 - 24 - 16);
 }
 
+namespace {
+std::int64_t nonzero_matrix_weights(Transformer& model) {
+  std::int64_t n = 0;
+  for (int l = 0; l < model.options().n_layers; ++l) {
+    auto& a = dense_attention(model, l);
+    auto& f = dense_swiglu(model, l);
+    for (const auto* lin : {&a.wq, &a.wk, &a.wv, &a.wo, &f.w1, &f.w2, &f.w3})
+      n += (*lin)->weight.ne(0).sum().item<std::int64_t>();
+  }
+  return n;
+}
+}  // namespace
+
 TEST_CASE("Live matrix weights of a random model pruned by each method match its active ratio", "[prune]") {
   ModelOptions o = test::tiny_model(16, 40);
-  o.n_layers = 2;
-  o.n_heads = 4;
-  o.n_kv_heads = 2;
   o.ffn_hidden = 16;
   const std::vector<torch::Tensor> calibration{torch::randint(0, 40, {2, 9}, torch::kLong)};
-  for (const std::string method : {"magnitude", "wanda", "taylor", "shortgpt", "wanda_2_4"}) {
+  for (const std::string method : {"magnitude", "wanda", "taylor", "shortgpt"}) {
     Transformer model(o);
     model.init_weights(5);
     const PruneResult r = prune_model(model, method, 0.5, calibration);
@@ -137,4 +148,31 @@ TEST_CASE("Live matrix weights of a random model pruned by each method match its
     INFO(method);
     CHECK(static_cast<double>(m.live) / m.total == Approx(r.active_ratio).margin(1e-12));
   }
+}
+
+TEST_CASE("2:4 zeroes exactly half of the weights, and a channel it drops from every row of W_D takes its W_G, W_U rows along", "[prune]") {
+  // Wanda's 2:4 picks weights, not structures: where a SwiGLU channel's activations are much smaller than
+  // those of the other three channels of its group of four, every row of W_D may drop it, and its
+  // (non-zero) W_G and W_U rows compute nothing. Whether that happens depends on the draw, so the
+  // invariant is live <= half.
+  ModelOptions o = test::tiny_model(16, 40);
+  o.ffn_hidden = 16;
+  const std::vector<torch::Tensor> calibration{torch::randint(0, 40, {2, 9}, torch::kLong)};
+  Transformer model(o);
+  model.init_weights(5);
+  const PruneResult r = prune_model(model, "wanda_2_4", 0.5, calibration);
+  const MatrixWeights m = live_matrix_weights(model);
+  CHECK(r.active_ratio == 0.5);
+  CHECK(nonzero_matrix_weights(model) * 2 == m.total);
+  CHECK(m.live <= m.total / 2);
+  auto& f = dense_swiglu(model, 0);
+  torch::NoGradGuard no_grad;
+  const auto reaches_w_d = f.w2->weight.ne(0).any(0);
+  const std::int64_t c = reaches_w_d.to(torch::kLong).argmax().item<std::int64_t>();  // a live channel
+  REQUIRE(reaches_w_d[c].item<bool>());
+  const auto channel_weights = f.w1->weight[c].ne(0).sum().item<std::int64_t>() +
+                               f.w3->weight[c].ne(0).sum().item<std::int64_t>() +
+                               f.w2->weight.select(1, c).ne(0).sum().item<std::int64_t>();
+  f.w2->weight.select(1, c).zero_();  // the channel now reaches nothing
+  CHECK(live_matrix_weights(model).dead() == m.dead() + channel_weights);
 }
