@@ -87,3 +87,45 @@ TEST_CASE("MLP expert router: all channels kept at init, argmax routing in eval,
   CHECK(r->proj->weight.grad().abs().sum().item<float>() > 0);
   CHECK_THROWS_AS(r->forward(x, torch::randn({3, 8})), Error);
 }
+
+TEST_CASE("Equal expert widths (App. B): each expert grows to the widest one's count by its gate scores, keeping its own channels",
+          "[tomoe][mlp]") {
+  // Kept where the score x + g + b >= 0; the widest row keeps 2, so every row keeps its top 2.
+  const auto scores = torch::tensor({{3.0F, -1.0F, 2.0F, -0.5F}, {-2.0F, 5.0F, -1.0F, 0.5F}, {1.0F, -3.0F, -4.0F, -5.0F}});
+  const auto masks = (scores >= 0).to(torch::kFloat);
+  const auto grown = equalise_expert_widths(scores, masks);
+  CHECK(torch::equal(grown, torch::tensor({{1.0F, 0.0F, 1.0F, 0.0F}, {0.0F, 1.0F, 0.0F, 1.0F}, {1.0F, 1.0F, 0.0F, 0.0F}})));
+  // Equal scores go to the lower channel index; a layer whose experts all keep nothing stays empty.
+  const auto ties = torch::tensor({{1.0F, -1.0F, -1.0F, -1.0F}, {-1.0F, 2.0F, 2.0F, -1.0F}});
+  CHECK(torch::equal(equalise_expert_widths(ties, (ties >= 0).to(torch::kFloat)),
+                     torch::tensor({{1.0F, 1.0F, 0.0F, 0.0F}, {0.0F, 1.0F, 1.0F, 0.0F}})));
+  const auto none = -torch::ones({2, 4});
+  CHECK(equalise_expert_widths(none, torch::zeros({2, 4})).sum().item<float>() == 0);
+  CHECK_THROWS_AS(equalise_expert_widths(scores, masks.narrow(1, 0, 3)), Error);
+
+  // Freezing: the frozen experts all keep the widest drawn count and contain their own draw; with "own"
+  // they are the draw itself. offset 0 keeps about half of every mask, so the draws differ in width.
+  torch::manual_seed(3);
+  MlpExpertOptions e = expert_options();
+  e.offset = 0.0;
+  MlpExpertRouter widest(e);
+  e.equal_widths = false;
+  MlpExpertRouter own(e);
+  {
+    torch::NoGradGuard ng;
+    auto dst = own->named_parameters();
+    for (const auto& p : widest->named_parameters()) dst[p.key()].copy_(p.value());
+  }
+  const auto experts = torch::randn({4, 8});
+  torch::manual_seed(9);
+  const auto drawn = widest->freeze_masks(experts, true);
+  torch::manual_seed(9);
+  const auto drawn_own = own->freeze_masks(experts, true);
+  CHECK(torch::equal(drawn, drawn_own));
+  const auto counts = drawn.sum(-1);
+  REQUIRE(counts.min().item<float>() < counts.max().item<float>());
+  const auto frozen = widest->named_buffers()["frozen_masks"];
+  CHECK(torch::equal(frozen.sum(-1), torch::full({4}, counts.max().item<float>())));
+  CHECK((frozen >= drawn).all().item<bool>());
+  CHECK(torch::equal(own->named_buffers()["frozen_masks"], drawn));
+}

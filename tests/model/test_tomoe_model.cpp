@@ -217,6 +217,7 @@ TEST_CASE("ToMoE conversion (paper): v/o top-K with K the mean kept count, then 
   ModelOptions o = tomoe_options();
   o.tomoe.offset = 0.0;  // about half of every mask kept
   o.tomoe.conversion = "paper";
+  o.tomoe.expert_widths = "own";  // frozen = the draw itself (grown to the widest: the next test)
   Transformer model(o);
   model.init_weights(6);
   torch::manual_seed(10);
@@ -281,6 +282,41 @@ TEST_CASE("ToMoE conversion (paper): v/o top-K with K the mean kept count, then 
     CHECK(c.vo_union[l] >= c.vo_top_k[l] / 8.0 - 1e-9);  // at least one token's K dims
     CHECK(c.vo_union[l] <= 1.0);
   }
+}
+
+TEST_CASE("ToMoE conversion grows every expert to the widest one's width (App. B), and the record keeps the trained widths",
+          "[tomoe][model]") {
+  ModelOptions o = tomoe_options();
+  o.tomoe.offset = 0.0;           // about half of every mask kept, so the experts differ in width
+  o.tomoe.conversion = "paper";   // noise-free: the draw is the evaluation masks, computable beforehand
+  REQUIRE(o.tomoe.expert_widths == "widest");  // the default: the paper's and the official code's
+  Transformer model(o);
+  model.init_weights(6);
+  torch::manual_seed(10);
+  std::vector<torch::Tensor> calibration{torch::randint(0, 50, {2, 12}, torch::kLong)};
+  model.eval();
+  const TomoeTrace before = traced_forward(model, calibration[0]);
+  const TomoeConversion c = convert_to_tomoe_moe(model, calibration);
+  const TomoeTrace after = traced_forward(model, calibration[0]);
+  bool some_grew = false;
+  for (int l = 0; l < 2; ++l) {
+    const auto drawn = before.mlp[l].expert_masks, frozen = after.mlp[l].expert_masks;
+    const auto counts = drawn.sum(-1);
+    some_grew = some_grew || counts.min().item<float>() < counts.max().item<float>();
+    INFO("layer " << l << ", trained widths " << counts);
+    CHECK(torch::equal(frozen.sum(-1), torch::full({3}, counts.max().item<float>())));
+    CHECK((frozen >= drawn).all().item<bool>());
+    for (int e = 0; e < 3; ++e) CHECK(c.expert_widths[l][e] == static_cast<int>(counts[e].item<float>()));
+    CHECK(c.mlp_min_width[l] == static_cast<int>(counts.min().item<float>()));
+    CHECK(c.mlp_width[l] == static_cast<int>(counts.max().item<float>()));
+  }
+  CHECK(some_grew);
+  // Eq. 8 counts the widest expert, so growing the others leaves the active ratio as it was.
+  ModelOptions own = o;
+  own.tomoe.expert_widths = "own";
+  Transformer same(own);
+  same.init_weights(6);
+  CHECK(convert_to_tomoe_moe(same, calibration).active_ratio == Approx(c.active_ratio));
 }
 
 TEST_CASE("ToMoE conversion (code): masks frozen from one noisy draw, K = widest noisy token per batch, averaged",

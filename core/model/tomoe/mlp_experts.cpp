@@ -1,5 +1,7 @@
 #include "core/model/tomoe/mlp_experts.h"
 
+#include <cmath>
+
 #include "core/common/error.h"
 #include "core/model/op_forms.h"
 #include "core/model/tomoe/gumbel_gates.h"
@@ -23,11 +25,24 @@ torch::Tensor MlpExpertRouterImpl::mask_logits(const torch::Tensor& experts) {
 
 bool MlpExpertRouterImpl::frozen() const { return frozen_.item<bool>(); }
 
-void MlpExpertRouterImpl::freeze_masks(const torch::Tensor& experts, bool noisy) {
+torch::Tensor MlpExpertRouterImpl::freeze_masks(const torch::Tensor& experts, bool noisy) {
   torch::NoGradGuard no_grad;
   const auto logits = mask_logits(experts);
-  frozen_masks_.copy_(st_gumbel_sigmoid(logits, gate_noise(logits, noisy), o_.tau, o_.offset));
+  const auto noise = gate_noise(logits, noisy);
+  const auto drawn = st_gumbel_sigmoid(logits, noise, o_.tau, o_.offset);
+  frozen_masks_.copy_(o_.equal_widths ? equalise_expert_widths(logits + noise + o_.offset, drawn) : drawn);
   frozen_.fill_(true);
+  return drawn;
+}
+
+torch::Tensor equalise_expert_widths(const torch::Tensor& scores, const torch::Tensor& masks) {
+  require(scores.dim() == 2 && scores.sizes() == masks.sizes(), "equal expert widths: scores and masks must be [N, d_mid]");
+  const auto widest = masks.sum(-1).max().item<double>();
+  const auto w = static_cast<std::int64_t>(std::lround(widest));
+  if (w == 0) return torch::zeros_like(masks);
+  // A stable descending sort, so equal scores go to the lower channel index.
+  const auto order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/-1, /*descending=*/true)).narrow(-1, 0, w);
+  return torch::zeros_like(masks).scatter(-1, order, 1.0);
 }
 
 MlpExpertGates MlpExpertRouterImpl::forward(const torch::Tensor& x, const torch::Tensor& experts) {

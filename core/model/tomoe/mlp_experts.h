@@ -19,6 +19,7 @@ struct MlpExpertOptions {
   double offset = 3.0; // Eq. 15 offset b: every channel starts kept
   bool token_noise = true;  // training noise per token (tomoe.mask_noise = token), else per expert
   bool noise = true;        // tomoe.mask_noise = none: no training noise (deterministic straight-through gates)
+  bool equal_widths = true; // tomoe.expert_widths = widest: freezing grows every expert to the widest one's width
 };
 
 struct MlpExpertGates {
@@ -37,9 +38,11 @@ class MlpExpertRouterImpl : public torch::nn::Module {
   // are the frozen constants in either mode.
   MlpExpertGates forward(const torch::Tensor& x, const torch::Tensor& experts);
   // The conversion (section 3.5): fixes s_e [N, d_mid] to one draw of the gates from these embeddings —
-  // with the training noise when noisy (the official code), else the noise-free masks. Saved with
-  // checkpoints (buffers), after which Proj_D^MLP is no longer needed.
-  void freeze_masks(const torch::Tensor& experts, bool noisy);
+  // with the training noise when noisy (the official code), else the noise-free masks — and, with
+  // equal_widths, grows every expert to the widest one's width (App. B). Saved with checkpoints (buffers),
+  // after which Proj_D^MLP is no longer needed. Returns the draw before any growing: the experts as
+  // trained (Fig. 8's widths).
+  torch::Tensor freeze_masks(const torch::Tensor& experts, bool noisy);
   bool frozen() const;
 
   torch::nn::Linear router{nullptr};     // Linear(d, N), no bias
@@ -53,6 +56,11 @@ class MlpExpertRouterImpl : public torch::nn::Module {
   torch::Tensor frozen_;        // bool scalar buffer
 };
 TORCH_MODULE(MlpExpertRouter);
+
+// App. B's equal widths: each row of `masks` [N, d_mid] (0/1, the channels score >= 0 kept) becomes the
+// top-W of its row of `scores` (the Gumbel-Sigmoid argument x + g + b), W = the widest row's count. A row
+// keeps every channel it had (they score highest) and adds its next best; ties go to the lower index.
+torch::Tensor equalise_expert_widths(const torch::Tensor& scores, const torch::Tensor& masks);
 
 // Eq. 2: f(X) = (SiLU(X W_G) ⊙ s ⊙ (X W_U) ⊙ s) W_D with the token's channel mask s on both the activated
 // gate and the up projection, as the official code does (the same forward value as masking once with a

@@ -49,10 +49,11 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
   const bool code = o.tomoe.conversion == "code";
   require(code || o.tomoe.conversion == "paper", "tomoe.conversion must be code or paper, got " + o.tomoe.conversion);
   const torch::Tensor experts = model.hypernet->forward();  // [L, N, d_e]: deterministic (Eq. 1)
+  std::vector<torch::Tensor> drawn(L);  // the experts' channels as trained, before tomoe.expert_widths grows them
   for (int l = 0; l < L; ++l) {
     auto* block = model.blocks->ptr<BlockImpl>(l).get();
     if (attn[l]) attn[l]->masker->freeze_qk(experts[l], code);
-    if (auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get())) ffn->expert_router->freeze_masks(experts[l], code);
+    if (auto* ffn = dynamic_cast<TomoeFeedForward*>(block->ffn.get())) drawn[l] = ffn->expert_router->freeze_masks(experts[l], code);
   }
   std::vector<double> kept(L, 0.0);
   double units = 0;  // batches (code) or tokens (paper) that kept[] sums over
@@ -94,11 +95,12 @@ TomoeConversion convert_to_tomoe_moe(Transformer& model, const std::vector<torch
     c.qk_width.push_back(static_cast<int>(std::lround(widths[l].qk.item<double>())));
     c.vo_top_k.push_back(static_cast<int>(std::lround(widths[l].vo.item<double>())));
     c.mlp_width.push_back(static_cast<int>(std::lround(widths[l].mlp.item<double>())));
-    const auto& m = trace.mlp[l].expert_masks;
-    c.mlp_min_width.push_back(m.defined() ? static_cast<int>(m.sum(-1).min().item<double>()) : o.resolved_ffn_hidden());
+    const auto& m = trace.mlp[l].expert_masks;  // the converted experts
+    const auto& d = drawn[l];                    // the trained experts (Fig. 8: their widths)
+    c.mlp_min_width.push_back(d.defined() ? static_cast<int>(d.sum(-1).min().item<double>()) : o.resolved_ffn_hidden());
     std::vector<int> per_expert;
-    if (m.defined())
-      for (std::int64_t e = 0; e < m.size(0); ++e) per_expert.push_back(static_cast<int>(m[e].sum().item<double>()));
+    if (d.defined())
+      for (std::int64_t e = 0; e < d.size(0); ++e) per_expert.push_back(static_cast<int>(d[e].sum().item<double>()));
     c.expert_widths.push_back(per_expert);
     c.mlp_union.push_back(m.defined() ? union_of_masks(m.to(torch::kFloat)).mean().item<double>() : 1.0);
     c.vo_union.push_back(vo_used[l].defined() ? vo_used[l].to(torch::kFloat).mean().item<double>() : 1.0);

@@ -2,8 +2,9 @@
 // expert channel masks and static q/k mask are frozen (buffers) and the per-token v/o mask becomes a
 // top-K choice with K from calibration tokens (Eq. 5's inference form), so every token of a layer
 // activates the same width. tomoe.conversion picks how (tomoe_options.h): the official code's frozen noisy
-// draw and widest-token K, or the paper text's noise-free masks and mean-count K. Reports the converted
-// model's widths and active parameters.
+// draw and widest-token K, or the paper text's noise-free masks and mean-count K; tomoe.expert_widths
+// whether every expert is then grown to the widest one's width (App. B). Reports the converted model's
+// widths and active parameters.
 #pragma once
 #include <functional>
 #include <vector>
@@ -19,11 +20,11 @@ struct TomoeConversion {
   std::vector<int> qk_width;      // per layer: kept q/k head dims (the static mask)
   std::vector<int> vo_top_k;      // per layer: K of the v/o top-K (head_dim where attention is dense)
   std::vector<int> mlp_width;     // per layer: widest expert's kept channels (d_mid where the FFN is dense)
-  std::vector<int> mlp_min_width; // per layer: narrowest expert
-  std::vector<std::vector<int>> expert_widths;  // [layer][expert]: kept channels (Fig. 8's boxes)
-  std::vector<double> mlp_union;  // per layer: share of SwiGLU channels some expert keeps (Fig. 5a; Eq. 16)
+  std::vector<int> mlp_min_width; // per layer: narrowest expert as trained (before tomoe.expert_widths)
+  std::vector<std::vector<int>> expert_widths;  // [layer][expert]: kept channels as trained (Fig. 8's boxes)
+  std::vector<double> mlp_union;  // per layer: share of SwiGLU channels some converted expert keeps (Fig. 5a)
   std::vector<double> vo_union;   // per layer: share of v/o head dims some calibration token keeps (Eq. 6)
-  std::vector<double> expert_similarity;  // per layer: mean pairwise Jaccard similarity of expert masks (Fig. 9)
+  std::vector<double> expert_similarity;  // per layer: mean pairwise Jaccard of the converted experts (Fig. 9)
   std::vector<std::vector<double>> expert_jaccard;  // [layer][N x N row-major]: every pair's Jaccard (Fig. 9)
   double active_ratio = 0;        // T(d_MoE) / T_total (Eq. 8) of the converted model
   // Non-embedding parameters: total = the dense matrices, norms and inference routing (router, v/o mask

@@ -24,6 +24,9 @@ void bind(Schema& s, ModelOptions& m) {
   s.add("tomoe.conversion", te.conversion, {"code", "paper"},
         "ToMoE: how trained gates become the MoE (code: masks frozen from one noisy draw, v/o K = widest noisy token "
         "per calibration batch - the official code, lands near p; paper: noise-free masks, K = mean kept count)");
+  s.add("tomoe.expert_widths", te.expert_widths, {"widest", "own"},
+        "ToMoE: converted experts' widths: widest = every expert of a layer grown to the widest one's width by its "
+        "gate scores (App. B, official); own = each keeps its own frozen draw's channels");
 }
 }  // namespace
 

@@ -47,6 +47,7 @@ TomoeFeedForward::TomoeFeedForward(const ModelOptions& o) : SwiGLU(o) {
   m.embedding = o.tomoe.embedding();
   m.tau = o.tomoe.tau;
   m.offset = o.tomoe.offset;
+  m.equal_widths = o.tomoe.expert_widths == "widest";
   m.token_noise = o.tomoe.mask_noise == "token";
   m.noise = o.tomoe.mask_noise != "none";
   expert_router = register_module("expert_router", MlpExpertRouter(m));

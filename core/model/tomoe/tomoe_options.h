@@ -39,6 +39,12 @@ struct TomoeOptions {
   //            as section 3.3 writes it. Eq. 8 only bounded the noisy widest expert / token, so the model
   //            ends well below p (measured: docs/reproduction/tomoe.md).
   std::string conversion = "code";
+  // The experts' widths in the converted MoE. "widest" (App. B, "we adjust the width of all experts to
+  // match the maximum size among them"; the official code): every expert of a layer keeps the top-W
+  // channels of its frozen draw's gate scores, W the widest expert's kept count, so each costs the same
+  // and Eq. 8's budget (which counts the widest) is what every token uses. "own": each expert keeps its
+  // own draw's channels (narrower experts compute less than the budget; builds before this switch).
+  std::string expert_widths = "widest";
 
   int embedding() const { return 2 * hypernet_hidden; }
 };
