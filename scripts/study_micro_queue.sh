@@ -15,6 +15,7 @@ M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe); X=$(id
 C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
 SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
+DM=$(id_of micro_dense_matched)
 
 for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
 for k in 1 2 3; do                                     # tier 1: ToMoE 50% and its baselines
@@ -27,6 +28,7 @@ done
 for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + 1 ))"; done                           # MoHD 50%
 for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
 for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
+for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
 for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
 for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
 for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
