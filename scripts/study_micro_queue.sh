@@ -15,38 +15,43 @@ M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe); X=$(id
 C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
 SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
-DM=$(id_of micro_dense_matched)
+DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr)
 
-for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
-for k in 1 2 3; do                                     # tier 1: ToMoE 50% and its baselines
-  dense="$M:$(( (k - 1) * 4 ))"
-  for j in 0 1 2 3 4 5; do echo "$P:$(( (k - 1) * 6 + j )) $dense"; done
-  echo "$T:$(( (k - 1) * 3 )) $dense"
-  echo "$T:$(( (k - 1) * 3 + 1 )) $dense"
-  echo "$T:$(( (k - 1) * 3 + 2 )) $dense $P:$(( (k - 1) * 6 + 3 ))"
-done
-for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + 1 ))"; done                           # MoHD 50%
-for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
-for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
-for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
-for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
-for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
-for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
-for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
-for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
-for k in 1 2 3; do
-  dense="$M:$(( (k - 1) * 4 ))"
-  for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
-  for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
-  echo "$TL:$(( (k - 1) * 6 + 2 )) $dense $PL:$(( (k - 1) * 8 + 2 ))"
-  echo "$TL:$(( (k - 1) * 6 + 5 )) $dense $PL:$(( (k - 1) * 8 + 6 ))"
-done
-for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
-  for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
-  for l in 0 1 2; do
-    echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
-    echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
-    echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) $SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
+members() {
+  for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
+  for k in 1 2 3; do                                     # tier 1: ToMoE 50% and its baselines
+    dense="$M:$(( (k - 1) * 4 ))"
+    for j in 0 1 2 3 4 5; do echo "$P:$(( (k - 1) * 6 + j )) $dense"; done
+    echo "$T:$(( (k - 1) * 3 )) $dense"
+    echo "$T:$(( (k - 1) * 3 + 1 )) $dense"
+    echo "$T:$(( (k - 1) * 3 + 2 )) $dense $P:$(( (k - 1) * 6 + 3 ))"
   done
-done
-for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
+  for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + 1 ))"; done                           # MoHD 50%
+  for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
+  for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
+  for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
+  for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
+  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
+  for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
+  for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
+  for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
+  for k in 1 2 3; do
+    dense="$M:$(( (k - 1) * 4 ))"
+    for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
+    for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
+    echo "$TL:$(( (k - 1) * 6 + 2 )) $dense $PL:$(( (k - 1) * 8 + 2 ))"
+    echo "$TL:$(( (k - 1) * 6 + 5 )) $dense $PL:$(( (k - 1) * 8 + 6 ))"
+  done
+  for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
+    for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
+    for l in 0 1 2; do
+      echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) $SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
+    done
+  done
+  for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
+  for i in 0 1 2; do echo "$BT:$i"; done  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
+}
+# A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
+members | grep -Ev '(^|[ :]):[0-9]'
