@@ -13,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# WikiText-2 and the other shared data: this checkout's (a pinned worktree's compiled-in default,
+# <worktree>/../shared/data, does not exist).
+export MOXLAB_SHARED_DATA=${MOXLAB_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 store=runs/studies/micro.db
 lanes=${LANES:-2}
 sweeps="micro_methods micro_prune micro_tomoe micro_mohd_x2 micro_controls micro_early micro_moh_continue
@@ -71,14 +74,21 @@ run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and
 # finished / pending / running / held (running with a heartbeat in the last 5 minutes: a live process).
 status_of() {
   case $1 in
-    zs:*) local run; run=$(run_of "${1#zs:}")
-          [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = 'winogrande/margin'")" ] &&
+    zs:*|wt:*) local run key=winogrande/margin
+          [ "${1%%:*}" = wt ] && key=loss/wikitext2
+          run=$(run_of "${1#*:}")
+          [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = '$key'")" ] &&
             echo finished || echo pending ;;
     *) query "select case when m.status = 'running' and r.heartbeat > strftime('%s', 'now') - 300 then 'held'
                      else m.status end
               from sweep_members m left join runs r on r.id = m.run_id
               where m.sweep_id = ${1%%:*} and m.idx = ${1##*:}" ;;
   esac
+}
+wikitext() {  # WikiText-2 of a member evaluated without it (log: runs/studies/wikitext_RUN.log)
+  local run; run=$(run_of "$1")
+  nice -n 10 "$(binary_of_member "$1")" eval --run "$run" --store "$store" --tasks none --no-perplexity --threads 1 \
+    > "runs/studies/wikitext_$run.log" 2>&1
 }
 zero_shot() {  # the member's training run, scored on every zero-shot item (log: runs/studies/zero_shot_RUN.log)
   local run; run=$(run_of "$1")
@@ -88,6 +98,7 @@ zero_shot() {  # the member's training run, scored on every zero-shot item (log:
 run_member() {
   case $1 in
     zs:*) zero_shot "${1#zs:}" ;;
+    wt:*) wikitext "${1#wt:}" ;;
     *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 \
          --retry-failed ;;
   esac

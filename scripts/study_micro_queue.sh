@@ -6,7 +6,8 @@
 # prune-then-distill members from the Taylor-pruned model of their seed. stories_prune has 14 members per
 # seed (dense, then magnitude, Wanda, Taylor, ShortGPT at 70/50/40%, then 2:4), stories_tomoe 9 (ToMoE,
 # one expert, Taylor + distillation at 70/50/40%). "zs:SWEEP_ID:INDEX" is the zero-shot scoring of a
-# trained member (every item of every task, with the likelihood margin).
+# trained member (every item of every task, with the likelihood margin); "wt:SWEEP_ID:INDEX" its WikiText-2
+# perplexity when its evaluation could not read the shared data.
 #   scripts/study_micro_queue.sh STORE
 set -euo pipefail
 store=${1:?usage: scripts/study_micro_queue.sh STORE}
@@ -28,6 +29,7 @@ members() {
   done
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + 1 ))"; done                           # MoHD 50%
   for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
+  for i in $(seq 0 8); do echo "wt:$TW:$i $TW:$i"; done  # WikiText-2 its first runs missed (shared data not found)
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
