@@ -85,20 +85,19 @@ status_of() {
               where m.sweep_id = ${1%%:*} and m.idx = ${1##*:}" ;;
   esac
 }
-wikitext() {  # WikiText-2 of a member evaluated without it (log: runs/studies/wikitext_RUN.log)
-  local run; run=$(run_of "$1")
-  nice -n 10 "$(binary_of_member "$1")" eval --run "$run" --store "$store" --tasks none --no-perplexity --threads 1 \
-    > "runs/studies/wikitext_$run.log" 2>&1
-}
-zero_shot() {  # the member's training run, scored on every zero-shot item (log: runs/studies/zero_shot_RUN.log)
-  local run; run=$(run_of "$1")
-  nice -n 10 "$(binary_of_member "$1")" eval --run "$run" --store "$store" --no-perplexity --no-wikitext --threads 1 \
-    > "runs/studies/zero_shot_$run.log" 2>&1
+# A later evaluation of a trained member, its results added to the member's run (log: runs/studies/KIND_RUN.log):
+# zero_shot scores every zero-shot item (with the likelihood margin), wikitext its WikiText-2 perplexity
+# when the member's own evaluation could not read the shared data.
+evaluate() {
+  local kind=$1 member=$2 run; shift 2
+  run=$(run_of "$member")
+  nice -n 10 "$(binary_of_member "$member")" eval --run "$run" --store "$store" --threads 1 "$@" \
+    > "runs/studies/${kind}_$run.log" 2>&1
 }
 run_member() {
   case $1 in
-    zs:*) zero_shot "${1#zs:}" ;;
-    wt:*) wikitext "${1#wt:}" ;;
+    zs:*) evaluate zero_shot "${1#zs:}" --no-perplexity --no-wikitext ;;
+    wt:*) evaluate wikitext "${1#wt:}" --tasks none --no-perplexity ;;
     *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 \
          --retry-failed ;;
   esac
