@@ -43,7 +43,7 @@ struct TomoeOptions {
   // match the maximum size among them"; the official code): every expert of a layer keeps the top-W
   // channels of its frozen draw's gate scores, W the widest expert's kept count, so each costs the same
   // and Eq. 8's budget (which counts the widest) is what every token uses. "own": each expert keeps its
-  // own draw's channels (narrower experts compute less than the budget; builds before this switch).
+  // own draw's channels (narrower experts compute less than the budget).
   std::string expert_widths = "widest";
 
   int embedding() const { return 2 * hypernet_hidden; }
