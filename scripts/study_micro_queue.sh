@@ -31,10 +31,11 @@ members() {
   for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
   for i in $(seq 0 8); do echo "wt:$TW:$i $TW:$i"; done  # WikiText-2 its first runs missed (shared data not found)
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
+  for i in 0 1 2; do echo "$BT:$i"; done  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
+  for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
   for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
-  for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
   for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
   for k in 1 2 3; do
@@ -53,7 +54,6 @@ members() {
     done
   done
   for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
-  for i in 0 1 2; do echo "$BT:$i"; done  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
 }
 # A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
 members | grep -Ev '(^|[ :]):[0-9]'
