@@ -16,7 +16,7 @@ M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe); X=$(id
 C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
 SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
-DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr)
+DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr); BH=$(id_of base_tiny_lr_high)
 
 members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
@@ -31,7 +31,7 @@ members() {
   for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
   for i in $(seq 0 8); do echo "wt:$TW:$i $TW:$i"; done  # WikiText-2 its first runs missed (shared data not found)
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
-  for i in 0 1 2; do echo "$BT:$i"; done  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
+  for i in 0 1 2; do echo "$BT:$i"; done; echo "$BH:0"  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
