@@ -17,6 +17,7 @@ C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
 SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
 DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr); BH=$(id_of base_tiny_lr_high)
+TB=$(id_of micro_tomoe_widths_baselines)
 
 members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
@@ -30,6 +31,11 @@ members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + 1 ))"; done                           # MoHD 50%
   for k in 1 2 3; do for j in 0 1 2; do echo "$TW:$(( (k - 1) * 3 + j )) $M:$(( (k - 1) * 4 ))"; done; done  # ToMoE, equal widths
   for i in $(seq 0 8); do echo "wt:$TW:$i $TW:$i"; done  # WikiText-2 its first runs missed (shared data not found)
+  for k in 1 2 3; do  # the ToMoE 50% baselines again on the widths build: every comparison inside one build
+    dense="$M:$(( (k - 1) * 4 ))"
+    for j in 0 1 2 3 4 5; do echo "$TB:$(( (k - 1) * 7 + j )) $dense"; done
+    echo "$TB:$(( (k - 1) * 7 + 6 )) $dense $TB:$(( (k - 1) * 7 + 3 ))"
+  done
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
   for i in 0 1 2; do echo "$BT:$i"; done; echo "$BH:0"  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
