@@ -17,7 +17,7 @@ C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
 PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
 SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
 DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr); BH=$(id_of base_tiny_lr_high)
-TB=$(id_of micro_tomoe_widths_baselines)
+TB=$(id_of micro_tomoe_widths_baselines); D5=$(id_of micro_base_more_seeds); W5=$(id_of micro_tomoe_widths_more_seeds)
 
 members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
@@ -38,6 +38,10 @@ members() {
   done
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
   for i in 0 1 2; do echo "$BT:$i"; done; echo "$BH:0"  # dense tiny's learning rate (8.2 M tokens), for the tiny base models
+  for k in 1 2; do  # dense seeds 4, 5 and their ToMoE routing members: 5 seeds where the effect is small
+    echo "$D5:$(( k - 1 ))"
+    for j in 0 1 2; do echo "$W5:$(( (k - 1) * 3 + j )) $D5:$(( k - 1 ))"; done
+  done
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
