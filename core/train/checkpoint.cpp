@@ -1,5 +1,9 @@
 #include "core/train/checkpoint.h"
 
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 
@@ -71,6 +75,10 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
     torch::serialize::OutputArchive opt_ar;
     optimizer->save(opt_ar);
     ar.write("optimizer", opt_ar);
+    // The default generator feeds ToMoE's Gumbel noise: a resumed run must go on drawing where this one stopped.
+    at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle on the shared generator
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    ar.write("generator", gen.get_state());
   }
   write_file_atomically(path, [&](const std::string& tmp) { ar.save_to(tmp); });
 }
@@ -149,6 +157,22 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
   } catch (const c10::Error& e) {
     throw Error("corrupt optimiser state in " + path + ": " + first_line(e.what_without_backtrace()));
   }
+}
+
+
+bool load_generator_state(const std::string& path) {
+  torch::serialize::InputArchive ar;
+  open_archive(ar, path);
+  torch::Tensor state;
+  if (!ar.try_read("generator", state)) return false;
+  try {
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state);
+  } catch (const c10::Error& e) {
+    throw Error("corrupt generator state in " + path + ": " + first_line(e.what_without_backtrace()));
+  }
+  return true;
 }
 
 }  // namespace moxlab

@@ -56,6 +56,10 @@ InitFromReport init_from_checkpoint(Transformer& model, const std::string& path)
 // over the loaded model's parameters, in the same order).
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
 
+// Restores the default CPU generator (ToMoE's gate noise) to its state when a training checkpoint was
+// saved, so a resumed run draws what an uninterrupted one would; false for a checkpoint that predates it.
+bool load_generator_state(const std::string& path);
+
 // Only the meta (no weights): for listing and resume decisions.
 CheckpointMeta read_checkpoint_meta(const std::string& path);
 

@@ -54,6 +54,7 @@ void Trainer::resume(const std::string& path, bool rank_batch_checked) {
           "checkpoint " + path + " was written with a different config (hash " + ck_cfg.hash().substr(0, 12) + " vs " +
               cfg_.hash().substr(0, 12) + ")");
   load_optimizer_state(path, *optimizer_);
+  load_generator_state(path);
   step_ = ck.step;
   tokens_seen_ = ck.tokens_seen;
 }

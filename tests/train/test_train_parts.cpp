@@ -94,6 +94,28 @@ TEST_CASE("Checkpoints round-trip and truncation is a clear error", "[train][che
   CHECK_THROWS_AS(load_checkpoint(temp_path("missing.pt")), Error);
 }
 
+TEST_CASE("A training checkpoint keeps the default generator, so a resumed run draws the noise an uninterrupted one would", "[train][checkpoint]") {
+  // ToMoE's Gumbel noise comes from the default generator: without its state a resumed run drew other noise.
+  Config cfg = micro_config();
+  Transformer m(cfg.model);
+  m.init_weights(11);
+  torch::optim::AdamW opt(m.parameters(), torch::optim::AdamWOptions(1e-3));
+  CheckpointMeta meta;
+  meta.config_json = cfg.to_json();
+  const std::string path = temp_path("rng.pt");
+  torch::manual_seed(3);
+  torch::rand({5});  // the draws of the steps before the save
+  save_checkpoint(path, m, &opt, meta);
+  const auto uninterrupted = torch::rand({16});
+  torch::manual_seed(99);  // a new process seeds anew (the model's init)
+  CHECK_FALSE(torch::equal(torch::rand({16}), uninterrupted));
+  CHECK(load_generator_state(path));
+  CHECK(torch::equal(torch::rand({16}), uninterrupted));
+  const std::string weights_only = temp_path("weights.pt");
+  save_checkpoint(weights_only, m, nullptr, meta);  // an export, not a training checkpoint
+  CHECK_FALSE(load_generator_state(weights_only));
+}
+
 TEST_CASE("Perplexity of a uniform model equals the vocabulary size", "[eval]") {
   Config cfg = micro_config();
   Transformer m(cfg.model);
