@@ -18,9 +18,7 @@ root=$(pwd)
 export MOXLAB_SHARED_DATA=${MOXLAB_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 store=runs/studies/micro.db
 lanes=${LANES:-2}
-sweeps="micro_methods micro_prune micro_tomoe micro_mohd_x2 micro_controls micro_early micro_moh_continue
-        micro_prune_levels micro_tomoe_levels micro_mohd_more stories_prune stories_tomoe micro_tomoe_widths micro_dense_matched
-        base_tiny_lr base_tiny_lr_high micro_tomoe_widths_baselines micro_base_more_seeds micro_tomoe_widths_more_seeds"
+sweeps=$(scripts/study_micro_queue.sh --sweeps)
 
 pin_of() {  # the revision that trains sweep $1
   local f=docs/reproduction/data/$1.pin

@@ -8,16 +8,19 @@
 # one expert, Taylor + distillation at 70/50/40%). "zs:SWEEP_ID:INDEX" is the zero-shot scoring of a
 # trained member (every item of every task, with the likelihood margin); "wt:SWEEP_ID:INDEX" its WikiText-2
 # perplexity when its evaluation could not read the shared data.
-#   scripts/study_micro_queue.sh STORE
+#   scripts/study_micro_queue.sh STORE      # the queue
+#   scripts/study_micro_queue.sh --sweeps   # the study's sweeps
 set -euo pipefail
-store=${1:?usage: scripts/study_micro_queue.sh STORE}
+# Every sweep of the study (scripts/study_micro.sh plans them in this order), by the name its members
+# carry below.
+sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_controls E=micro_early
+        H=micro_moh_continue PL=micro_prune_levels TL=micro_tomoe_levels MM=micro_mohd_more SP=stories_prune
+        ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
+        TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds"
+if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
+store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
-M=$(id_of micro_methods); P=$(id_of micro_prune); T=$(id_of micro_tomoe); X=$(id_of micro_mohd_x2)
-C=$(id_of micro_controls); E=$(id_of micro_early); H=$(id_of micro_moh_continue)
-PL=$(id_of micro_prune_levels); TL=$(id_of micro_tomoe_levels); MM=$(id_of micro_mohd_more)
-SP=$(id_of stories_prune); ST=$(id_of stories_tomoe); TW=$(id_of micro_tomoe_widths)
-DM=$(id_of micro_dense_matched); BT=$(id_of base_tiny_lr); BH=$(id_of base_tiny_lr_high)
-TB=$(id_of micro_tomoe_widths_baselines); D5=$(id_of micro_base_more_seeds); W5=$(id_of micro_tomoe_widths_more_seeds)
+for s in $sweeps; do printf -v "${s%%=*}" '%s' "$(id_of "${s#*=}")"; done
 
 members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed

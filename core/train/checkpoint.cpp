@@ -147,32 +147,22 @@ InitFromReport init_from_checkpoint(Transformer& model, const std::string& path)
   return rep;
 }
 
-void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
+bool load_training_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   torch::serialize::InputArchive ar;
   open_archive(ar, path);
   try {
     torch::serialize::InputArchive opt_ar;
     if (!ar.try_read("optimizer", opt_ar)) throw Error("checkpoint " + path + " has no optimiser state to resume from");
     optimizer.load(opt_ar);
-  } catch (const c10::Error& e) {
-    throw Error("corrupt optimiser state in " + path + ": " + first_line(e.what_without_backtrace()));
-  }
-}
-
-
-bool load_generator_state(const std::string& path) {
-  torch::serialize::InputArchive ar;
-  open_archive(ar, path);
-  torch::Tensor state;
-  if (!ar.try_read("generator", state)) return false;
-  try {
+    torch::Tensor state;
+    if (!ar.try_read("generator", state)) return false;
     at::Generator gen = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(state);
+    return true;
   } catch (const c10::Error& e) {
-    throw Error("corrupt generator state in " + path + ": " + first_line(e.what_without_backtrace()));
+    throw Error("corrupt training state in " + path + ": " + first_line(e.what_without_backtrace()));
   }
-  return true;
 }
 
 }  // namespace moxlab

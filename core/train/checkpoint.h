@@ -52,13 +52,11 @@ struct InitFromReport {
 };
 InitFromReport init_from_checkpoint(Transformer& model, const std::string& path);
 
-// Restores the optimiser state saved with a training checkpoint (the optimiser must have been built
-// over the loaded model's parameters, in the same order).
-void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
-
-// Restores the default CPU generator (ToMoE's gate noise) to its state when a training checkpoint was
-// saved, so a resumed run draws what an uninterrupted one would; false for a checkpoint that predates it.
-bool load_generator_state(const std::string& path);
+// Restores what a training checkpoint keeps beside the weights: the optimiser state (the optimiser must
+// have been built over the loaded model's parameters, in the same order) and the default CPU generator
+// (ToMoE's gate noise), so a resumed run draws what an uninterrupted one would. False when the checkpoint
+// predates the generator's state (the optimiser is restored all the same).
+bool load_training_state(const std::string& path, torch::optim::Optimizer& optimizer);
 
 // Only the meta (no weights): for listing and resume decisions.
 CheckpointMeta read_checkpoint_meta(const std::string& path);

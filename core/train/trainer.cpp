@@ -53,8 +53,7 @@ void Trainer::resume(const std::string& path, bool rank_batch_checked) {
   require(ck_cfg.hash() == cfg_.hash() || (rank_batch_checked && same_but_rank_batch(ck_cfg, cfg_)),
           "checkpoint " + path + " was written with a different config (hash " + ck_cfg.hash().substr(0, 12) + " vs " +
               cfg_.hash().substr(0, 12) + ")");
-  load_optimizer_state(path, *optimizer_);
-  load_generator_state(path);
+  load_training_state(path, *optimizer_);
   step_ = ck.step;
   tokens_seen_ = ck.tokens_seen;
 }

@@ -109,11 +109,12 @@ TEST_CASE("A training checkpoint keeps the default generator, so a resumed run d
   const auto uninterrupted = torch::rand({16});
   torch::manual_seed(99);  // a new process seeds anew (the model's init)
   CHECK_FALSE(torch::equal(torch::rand({16}), uninterrupted));
-  CHECK(load_generator_state(path));
+  torch::optim::AdamW resumed(m.parameters(), torch::optim::AdamWOptions(1e-3));
+  CHECK(load_training_state(path, resumed));
   CHECK(torch::equal(torch::rand({16}), uninterrupted));
   const std::string weights_only = temp_path("weights.pt");
   save_checkpoint(weights_only, m, nullptr, meta);  // an export, not a training checkpoint
-  CHECK_FALSE(load_generator_state(weights_only));
+  CHECK_THROWS_WITH(load_training_state(weights_only, resumed), Catch::Contains("no optimiser state"));
 }
 
 TEST_CASE("Perplexity of a uniform model equals the vocabulary size", "[eval]") {

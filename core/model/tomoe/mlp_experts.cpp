@@ -39,7 +39,6 @@ torch::Tensor equalise_expert_widths(const torch::Tensor& scores, const torch::T
   require(scores.dim() == 2 && scores.sizes() == masks.sizes(), "equal expert widths: scores and masks must be [N, d_mid]");
   const auto widest = masks.sum(-1).max().item<double>();
   const auto w = static_cast<std::int64_t>(std::lround(widest));
-  if (w == 0) return torch::zeros_like(masks);
   // A stable descending sort, so equal scores go to the lower channel index.
   const auto order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/-1, /*descending=*/true)).narrow(-1, 0, w);
   return torch::zeros_like(masks).scatter(-1, order, 1.0);
