@@ -27,6 +27,33 @@ const char* kStories260KReference =
     "was sad and didn't know what to do. She said, \"I'm sorry, Lily. I didn't know what to do.\"\nLily didn't want to "
     "help her mom, so she";
 
+// Trains `train` uninterrupted (store full.db) and again stopped by SIGTERM at its first checkpoint, then
+// resumed (store runs/runs.db); both must log the same train/loss at every step, once each.
+void check_resume_keeps_curve(const std::string& dir, const std::string& train, int steps) {
+  auto full = run_cli(train + " --set run.store=full.db --set run.out_dir=full", dir);
+  INFO(full.err);
+  REQUIRE(full.exit_code == 0);
+  interrupt_at_first_checkpoint(train, dir, "kill -TERM $pid");
+  RunStore store(dir + "/runs/runs.db");
+  const RunRecord stopped = store.get_run(1);
+  INFO(stopped.error);
+  // Either the signal arrived before the end (killed) or the tiny run finished first; both must resume correctly.
+  if (stopped.status == RunStatus::killed) {
+    auto res = run_cli(train + " --resume", dir);
+    INFO(res.err);
+    REQUIRE(res.exit_code == 0);
+    CHECK(res.out.find("finished at step " + std::to_string(steps)) != std::string::npos);
+  }
+  CHECK(store.get_run(1).status == RunStatus::finished);
+  const auto resumed_loss = store.metrics(1, "train/loss");
+  const auto full_loss = RunStore(dir + "/full.db").metrics(1, "train/loss");
+  REQUIRE(resumed_loss.size() == full_loss.size());  // steps redone after the checkpoint are not duplicated
+  for (std::size_t i = 0; i < full_loss.size(); ++i) {
+    INFO("step " << full_loss[i].step);
+    CHECK(resumed_loss[i].value == Approx(full_loss[i].value).epsilon(1e-5));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("Greedy stories260K generation equals llama2.c token for token", "[e2e][import]") {
@@ -108,27 +135,7 @@ TEST_CASE("A micro model trained on real package text lowers its loss, and eval 
 TEST_CASE("A stopped run resumes to exactly the weights of an uninterrupted one", "[e2e][train][resume]") {
   const std::string dir = scratch_dir("resume");
   write_micro_config(dir, 40);
-  // Uninterrupted reference run in its own store.
-  auto full = run_cli("train --config micro.toml --set run.store=full.db --set run.out_dir=full", dir);
-  REQUIRE(full.exit_code == 0);
-  // A run killed after its first checkpoint (max_steps 40 still, stopped by SIGTERM mid-way), then resumed.
-  interrupt_at_first_checkpoint("train --config micro.toml", dir, "kill -TERM $pid");
-  RunStore store(dir + "/runs/runs.db");
-  const RunRecord stopped = store.get_run(1);
-  INFO(stopped.error);
-  // Either the signal arrived before the end (killed) or the tiny run finished first; both must resume correctly.
-  if (stopped.status == RunStatus::killed) {
-    auto res = run_cli("train --config micro.toml --resume", dir);
-    INFO(res.err);
-    REQUIRE(res.exit_code == 0);
-    CHECK(res.out.find("finished at step 40") != std::string::npos);
-  }
-  CHECK(store.get_run(1).status == RunStatus::finished);
-  auto resumed_loss = store.metrics(1, "train/loss");
-  RunStore full_store(dir + "/full.db");
-  auto full_loss = full_store.metrics(1, "train/loss");
-  REQUIRE(resumed_loss.size() == full_loss.size());  // steps redone after the checkpoint are not duplicated
-  for (std::size_t i = 0; i < full_loss.size(); ++i) CHECK(resumed_loss[i].value == Approx(full_loss[i].value).epsilon(1e-5));
+  check_resume_keeps_curve(dir, "train --config micro.toml", 40);
   auto a = run_cli("generate --checkpoint runs/1-micro/checkpoint.pt --prompt 'The ' --greedy --max-new-tokens 20", dir);
   auto b = run_cli("generate --checkpoint full/1-micro/checkpoint.pt --prompt 'The ' --greedy --max-new-tokens 20", dir);
   CHECK(a.out == b.out);
@@ -145,24 +152,8 @@ TEST_CASE("A stopped ToMoE run resumes on the gate noise of an uninterrupted one
   const std::string tomoe = "train --config micro.toml --set model.attention=tomoe --set model.ffn=tomoe --set train.loss=distill "
                             "--set train.trainable=routing --set train.lr=1e-3 --set train.max_steps=40 --set train.log_every=1 "
                             "--set train.eval_every=0 --set train.init_from=" + dir + "/parent/1-micro/checkpoint.pt";
-  auto full = run_cli(tomoe + " --set run.store=full.db --set run.out_dir=full", dir);
-  INFO(full.err);
-  REQUIRE(full.exit_code == 0);
-  interrupt_at_first_checkpoint(tomoe, dir, "kill -TERM $pid");
-  RunStore store(dir + "/runs/runs.db");
-  if (store.get_run(1).status == RunStatus::killed) {
-    auto res = run_cli(tomoe + " --resume", dir);
-    INFO(res.err);
-    REQUIRE(res.exit_code == 0);
-  }
-  const auto resumed_loss = store.metrics(1, "train/loss");
-  const auto full_loss = RunStore(dir + "/full.db").metrics(1, "train/loss");
-  REQUIRE(full_loss.size() == 40);
-  REQUIRE(resumed_loss.size() == full_loss.size());
-  for (std::size_t i = 0; i < full_loss.size(); ++i) {
-    INFO("step " << full_loss[i].step);
-    CHECK(resumed_loss[i].value == Approx(full_loss[i].value).epsilon(1e-5));
-  }
+  check_resume_keeps_curve(dir, tomoe, 40);
+  REQUIRE(RunStore(dir + "/full.db").metrics(1, "train/loss").size() == 40);  // every step compared
 }
 
 TEST_CASE("Bad input fails with one clear line and a non-zero exit", "[e2e][errors]") {
