@@ -17,7 +17,7 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         H=micro_moh_continue PL=micro_prune_levels TL=micro_tomoe_levels MM=micro_mohd_more SP=stories_prune
         ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
-        H5=micro_moh_more_seeds"
+        H5=micro_moh_more_seeds BS=base_tiny"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -47,6 +47,7 @@ members() {
     for j in 0 1 2; do echo "$W5:$(( (k - 1) * 3 + j )) $D5:$(( k - 1 ))"; done
   done
   for k in 1 2; do for j in 0 1; do echo "$H5:$(( (k - 1) * 2 + j ))"; done; done  # MoH 75%, 50% seeds 4, 5
+  for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
