@@ -85,6 +85,8 @@ Schema bind(Config& c) {
 
   s.add("execution.form", c.execution.form, {"automatic", "reference", "sparse"},
         "MoHD/MoH compute form: the sparse form where measured faster (automatic), always the masked dense reference, or always sparse");
+  s.add("execution.denormals", c.execution.denormals, {"flush", "keep"},
+        "floats below 1.2e-38 in CPU arithmetic: flush to zero (x86 computes on them tens of times slower) or keep (IEEE)");
 
   auto& d = c.data;
   s.add("data.corpus", d.corpus, {"default", "none"}, "built-in package corpus or none");
@@ -213,7 +215,8 @@ std::string Config::hash() const {
   copy.run = RunOptions{};  // names and paths
   copy.train.threads = 0;   // how many cores a run used does not change what it computes
   auto j = nlohmann::json::parse(copy.to_json());
-  j.erase("execution.form");  // nor which form computed it (equal to rounding)
+  j.erase("execution.form");        // nor which form computed it (equal to rounding)
+  j.erase("execution.denormals");   // nor whether it flushed denormals (equal to rounding)
   return sha256_hex(j.dump());
 }
 

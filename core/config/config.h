@@ -20,6 +20,8 @@ namespace moxlab {
 struct ExecutionOptions {
   // Which form MoHD / MoH modules compute in (core/engine/form.h): automatic | reference | sparse.
   std::string form = "automatic";
+  // Denormal floats in CPU arithmetic (kernels/runtime/denormals.h): flush (to zero) | keep (IEEE).
+  std::string denormals = "flush";
 };
 
 struct RunOptions {

@@ -9,9 +9,11 @@
 #include "core/common/error.h"
 #include "core/common/malloc_tuning.h"
 #include "experiments/cli/commands.h"
+#include "kernels/runtime/denormals.h"
 
 int main(int argc, char** argv) {
   moxlab::keep_freed_memory();
+  moxlab::set_flush_denormals(true);  // every command's default; a run's execution.denormals may keep them
   CLI::App app{"moxlab: conditional sparsity in Transformers (MoHD, MoH, ToMoE)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help of every subcommand");

@@ -17,6 +17,7 @@
 #include "core/eval/tasks/choice_margin.h"
 #include "core/eval/tasks/zeroshot.h"
 #include "core/eval/unigram_baseline.h"
+#include "kernels/runtime/denormals.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/store/run_store.h"
 #include "experiments/runner/image_eval.h"
@@ -97,6 +98,7 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
     Transformer& model = *ck.loaded.model;
     model.eval();
     const Config& cfg = ck.loaded.config;
+    set_flush_denormals(cfg.execution.denormals == "flush");
     const Form form = form_from_name(cfg.execution.form);
     auto tok = load_tokenizer(ck.loaded.meta.tokenizer_spec);
     const int seq_len = cfg.train.seq_len;

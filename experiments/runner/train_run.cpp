@@ -15,6 +15,7 @@
 #include "core/distributed/data_parallel.h"
 #include "core/model/param_count.h"
 #include "core/prune/live_weights.h"
+#include "kernels/runtime/denormals.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/store/metric_log.h"
 #include "core/store/run_liveness.h"
@@ -193,6 +194,7 @@ void agree_on_config(DataParallelGroup& group, bool same) {
 TrainRunResult train_as_rank(Config cfg, const TrainRunOptions& opts, DataParallelGroup& group) {
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
   set_torch_threads(cfg.train.threads);
+  set_flush_denormals(cfg.execution.denormals == "flush");
   torch::Device device(cfg.train.device);
   std::string lead_hash;
   group.broadcast(lead_hash);  // once rank 0 has prepared the data (a cache hit here on its host)
@@ -258,6 +260,7 @@ TrainRunResult run_training(Config cfg, const TrainRunOptions& opts) {
   if (group != nullptr && group->rank() != 0) return train_as_rank(std::move(cfg), opts, *group);
   auto log = [&](const std::string& s) { if (opts.log) opts.log(s); };
   set_torch_threads(cfg.train.threads);
+  set_flush_denormals(cfg.execution.denormals == "flush");
   torch::Device device(cfg.train.device);  // throws on a malformed device string
 
   const PreparedTask task = prepare_task(cfg, log);

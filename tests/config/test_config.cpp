@@ -144,6 +144,18 @@ TEST_CASE("Checkpoint configs written with a renamed key still load, with the va
   CHECK(error_of([&] { config_from_json(j.dump()); }).find("tomoe.bogus") != std::string::npos);
 }
 
+TEST_CASE("execution.denormals flushes by default, keeps on request and leaves the config hash alone", "[config]") {
+  const Config flush = load_config("");
+  CHECK(flush.execution.denormals == "flush");
+  const Config keep = load_config("", {"execution.denormals=keep"});
+  CHECK(keep.execution.denormals == "keep");
+  CHECK(keep.hash() == flush.hash());  // equal results to rounding, as execution.form
+  CHECK(error_of([] { load_config("", {"execution.denormals=zero"}); }).find("execution.denormals") != std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(keep.to_json());
+  j.erase("execution.denormals");  // an earlier build's checkpoint config
+  CHECK(config_from_json(j.dump()).execution.denormals == "flush");
+}
+
 TEST_CASE("Config JSON that is not an object of scalars and string lists is a one-line error", "[config]") {
   // Found by fuzz_config_toml: both escaped as nlohmann exceptions, not moxlab::Error.
   CHECK_THROWS_AS(config_from_json("3"), moxlab::Error);
