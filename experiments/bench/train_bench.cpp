@@ -8,8 +8,10 @@
 
 #include <torch/torch.h>
 
+#include "core/common/error.h"
 #include "core/data/shards/token_source.h"
 #include "core/model/transformer.h"
+#include "core/train/checkpoint.h"
 #include "core/train/lm_objective.h"
 #include "core/train/trainer.h"
 #include "experiments/bench/op_profile.h"
@@ -32,6 +34,11 @@ std::shared_ptr<const TokenSource> random_tokens(const Config& c) {
 
 TrainCase::TrainCase(const Config& c) : cfg(c), model(std::make_shared<Transformer>(c.model)), tokens(random_tokens(c)) {
   model->init_weights(1);
+  if (!c.train.init_from.empty()) {
+    require(c.train.init_from.rfind("sweep:", 0) != 0,
+            "bench train: train.init_from takes a checkpoint path here, not a sweep reference (" + c.train.init_from + ")");
+    init_from_checkpoint(*model, c.train.init_from);
+  }
   objective = std::make_unique<LmObjective>(c, model, tokens, tokens);
   trainer = std::make_unique<Trainer>(c, *objective, std::string(), CheckpointMeta{});
   model->train();

@@ -4,7 +4,9 @@
 // goes first), so a phase of the machine weighs on all alike. A step is the trainer's own
 // (Trainer::update: the objective's loss, a distillation teacher's pass where train.loss = distill, the
 // auxiliary losses, backward, clipping, AdamW over what train.trainable trains). Batches are random token
-// ids of the configured shape (throughput does not depend on the text); train.init_from is not loaded.
+// ids of the configured shape (throughput does not depend on the text, but can on the weights: a trained
+// model may compute on denormal floats, docs/decisions/2026-11-28-flush-denormals.md); the weights are
+// train.init_from's checkpoint where one is given (a path).
 #pragma once
 #include <memory>
 #include <string>
@@ -19,7 +21,7 @@ class TokenSource;
 class Trainer;
 class Transformer;
 
-// One case: its model (init seed 1), the trainer's objective (distillation teacher, frozen weights and
+// One case: its model (init seed 1, or train.init_from's weights), the trainer's objective (distillation teacher, frozen weights and
 // all) over random tokens, and the trainer, whose optimiser step is what is timed.
 struct TrainCase {
   explicit TrainCase(const Config& c);

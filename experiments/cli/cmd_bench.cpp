@@ -20,6 +20,7 @@
 #include "core/distributed/data_parallel.h"
 #include "core/distributed/rank_env.h"
 #include "core/engine/training_forms.h"
+#include "kernels/runtime/denormals.h"
 #include "kernels/runtime/torch_threads.h"
 #include "core/model/transformer.h"
 #include "experiments/cli/commands.h"
@@ -163,6 +164,8 @@ void register_bench(CLI::App& app) {
       return;
     }
     const int threads = set_torch_threads(cfg.train.threads);
+    const bool flush = cfg.execution.denormals == "flush";
+    const bool flushed = set_flush_denormals(flush) && flush;
     const auto& t = cfg.train;
     std::vector<TrainBenchCase> cases;
     for (const auto& form : a->forms.empty() ? default_train_forms(cfg.model) : a->forms) {
@@ -198,6 +201,9 @@ void register_bench(CLI::App& app) {
                 pinned_note(), t.batch_size, t.seq_len, static_cast<long long>(count_parameters(shape).total));
     std::printf("  CPU %s; packed kernels %s; OpenBLAS core %s\n", cpu_model_name().c_str(), isa_name(active_isa()),
                 blas_core_name().c_str());
+    std::printf("  weights %s; denormals %s (execution.denormals)\n",
+                t.init_from.empty() ? "random (init seed 1)" : ("from " + t.init_from + " (train.init_from)").c_str(),
+                flushed ? "flushed to zero" : "kept");
     std::printf("  peaks (GFLOP/s, all threads): OpenBLAS 1024^3 GEMM %.1f, packed 1024^3 product %.1f, FMA %s %.1f (best of 3)\n\n",
                 blas.gflops, packed.gflops, avx512 ? "AVX-512" : "AVX2", fma_peak);
     std::printf("| case | tokens/s median [min, max] of %d | vs %s | model GFLOP/s | of FMA peak | of packed GEMM | of OpenBLAS GEMM | memory MiB |\n",

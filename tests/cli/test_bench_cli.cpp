@@ -1,10 +1,14 @@
-// `moxlab bench infer` end to end on a micro shape: every variant is timed and reported with its speedup
-// and FLOP-ideal, an op profile and paired speedups on request, and bad requests are one-line errors.
+// `moxlab bench infer|matmul|train` end to end on a micro shape: every variant is timed and reported with its
+// speedup and FLOP-ideal, an op profile and paired speedups on request, a trained checkpoint's weights timed
+// on request, and bad requests are one-line errors.
 #include "tests/torch_catch.h"
 
 #include <cstdlib>
 
+#include "core/config/config.h"
+#include "core/train/checkpoint.h"
 #include "experiments/bench/op_profile.h"
+#include "experiments/bench/train_bench.h"
 #include "tests/cli/cli_support.h"
 
 using namespace moxlab::testing;
@@ -117,4 +121,40 @@ TEST_CASE("bench train times the execution forms side by side with the dense bas
   auto bad = run_cli("bench train --config micro.toml --steps 1 --repeats 1 --vocab 64 --forms fast", dir);
   CHECK(bad.exit_code != 0);
   CHECK(bad.err.find("--forms") != std::string::npos);
+}
+
+TEST_CASE("bench train times a trained checkpoint's weights when train.init_from names one", "[e2e][bench]") {
+  const std::string dir = scratch_dir("bench_train_init_from");
+  const std::string ck = train_micro_checkpoint(dir, 10);
+  // The case's model holds the checkpoint's weights, not its own seeded draw.
+  const moxlab::LoadedCheckpoint trained = moxlab::load_checkpoint(ck);
+  moxlab::TrainCase from_ck(moxlab::load_config(dir + "/micro.toml", {"model.vocab_size=" + std::to_string(trained.config.model.vocab_size),
+                                                                        "train.init_from=" + ck}));
+  moxlab::Config own_draw = from_ck.cfg;
+  own_draw.train.init_from.clear();
+  moxlab::TrainCase fresh(own_draw);
+  const auto loaded = trained.model->named_parameters(), timed = from_ck.model->named_parameters(), own = fresh.model->named_parameters();
+  REQUIRE(timed.size() == loaded.size());
+  bool any_differs_from_own = false;
+  for (const auto& p : loaded) {
+    CHECK(torch::equal(timed[p.key()], p.value()));
+    any_differs_from_own = any_differs_from_own || !torch::equal(own[p.key()], p.value());
+  }
+  CHECK(any_differs_from_own);
+
+  const std::string base = "bench train --config micro.toml --steps 1 --repeats 1 --forms automatic --vocab " +
+                           std::to_string(trained.config.model.vocab_size);
+  auto r = run_cli(base + " --set train.init_from=" + ck, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("weights from " + ck + " (train.init_from); denormals flushed to zero") != std::string::npos);
+  auto keep = run_cli(base + " --set execution.denormals=keep", dir);
+  REQUIRE(keep.exit_code == 0);
+  CHECK(keep.out.find("weights random (init seed 1); denormals kept") != std::string::npos);
+  auto missing = run_cli(base + " --set train.init_from=missing.pt", dir);
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("missing.pt") != std::string::npos);
+  auto sweep = run_cli(base + " --set train.init_from=sweep:a/dense", dir);
+  CHECK(sweep.exit_code != 0);
+  CHECK(sweep.err.find("takes a checkpoint path here") != std::string::npos);
 }
