@@ -1,8 +1,7 @@
 // Denormal floats (magnitude below 1.2e-38) in CPU arithmetic: flushed to zero, or kept as IEEE 754 asks.
 // x86 cores compute on denormal operands through a microcode assist tens of times slower than a normal
 // operation. A model's activations and gradients reach that range once training pushes logits far
-// apart (an attention softmax's exp(-100) is 4e-44): a dense tiny run at lr 1.2e-2 fell from 4,600 to
-// 860 tokens/s by step 1,000 and trained at 4,700 again from the same checkpoint with them flushed
+// apart (an attention softmax's exp(-100) is 4e-44), and then a whole training step slows several-fold
 // (docs/decisions/2026-11-28-flush-denormals.md). Flushing changes only values below 1.2e-38, so results
 // agree to rounding; `execution.denormals` chooses per run, and moxlab processes flush by default.
 #pragma once
