@@ -61,9 +61,11 @@ SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
         // A pruned start tuned with its zeros held trains at the dense model's speed (plus one mask
         // multiply), and that start may not exist before its parent member has run. Likewise a teacher
         // is timed as the model itself (distillation without train.teacher: one more forward of the
-        // same shape), exact for a teacher of the student's architecture.
+        // same shape), exact for a teacher of the student's architecture. A continue-tuned or converted
+        // member is timed from a random draw of its model, since its start may not exist yet.
         c.train.keep_pruned = false;
         c.train.teacher.clear();
+        c.train.init_from.clear();
         TrainBenchOptions o;
         o.steps = 3;
         o.repeats = 1;
