@@ -52,10 +52,9 @@ members() {
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
-  for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
-  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
+  # the cheap scorecard rows next (MoH continue-tuning, ToMoE at 70/40%), the long branch-scale controls
+  # (~18 CPU-hours, no scorecard row of their own) last
   for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
-  for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
   for k in 1 2 3; do
     dense="$M:$(( (k - 1) * 4 ))"
     for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
@@ -63,6 +62,8 @@ members() {
     echo "$TL:$(( (k - 1) * 6 + 2 )) $dense $PL:$(( (k - 1) * 8 + 2 ))"
     echo "$TL:$(( (k - 1) * 6 + 5 )) $dense $PL:$(( (k - 1) * 8 + 6 ))"
   done
+  for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
+  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
   for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
     for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
     for l in 0 1 2; do
@@ -72,6 +73,7 @@ members() {
     done
   done
   for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
+  for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
 }
 # A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
 members | grep -Ev '(^|[ :]):[0-9]'
