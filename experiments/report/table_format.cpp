@@ -1,5 +1,6 @@
 #include "experiments/report/table_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -110,15 +111,28 @@ std::vector<std::string> provenance_lines(const Table& t) {
                   "), runs paired by " + t.seed_key + "; mean and 95% t-interval (t quantile at n - 1 degrees of "
                   "freedom); verdict against the direction the paper claims: interval wholly on that side "
                   "'reproduces', wholly on the other 'opposite', across zero 'inconclusive'");
+    // One line per row and set of unpaired seeds; a set every compared column shares names the row alone
+    // (a reference with more seeds than the row would otherwise repeat it once per column).
     for (const auto& row : t.rows) {
       if (row.reference) continue;
       if (row.compared_with.empty()) continue;
+      std::vector<std::pair<std::string, std::vector<std::string>>> by_seeds;  // seeds -> column labels
+      std::size_t compared_columns = 0;
       for (std::size_t h = 0; h < t.headers.size(); ++h) {
         const auto& c = row.cells[h].comparison;
-        if (c && !c->unpaired.empty())
-          out.push_back(row_label(t, row) + ", " + t.headers[h].label + ": " + t.seed_key + " " +
-                        join_map(c->unpaired, ", ", [](const std::string& s) { return s; }) +
-                        " not paired (on one side only, or repeated)");
+        if (!c) continue;
+        ++compared_columns;
+        if (c->unpaired.empty()) continue;
+        const std::string seeds = join_map(c->unpaired, ", ", [](const std::string& s) { return s; });
+        auto group = std::find_if(by_seeds.begin(), by_seeds.end(), [&](const auto& g) { return g.first == seeds; });
+        if (group == by_seeds.end()) group = by_seeds.insert(by_seeds.end(), {seeds, {}});
+        group->second.push_back(t.headers[h].label);
+      }
+      for (const auto& [seeds, labels] : by_seeds) {
+        std::string who = row_label(t, row);
+        if (labels.size() < compared_columns)
+          who += ", " + join_map(labels, ", ", [](const std::string& s) { return s; });
+        out.push_back(who + ": " + t.seed_key + " " + seeds + " not paired (on one side only, or repeated)");
       }
     }
   }

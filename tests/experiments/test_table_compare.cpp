@@ -121,7 +121,43 @@ TEST_CASE("table compare: one paired seed gives the difference without an interv
   const std::string md = format_markdown(t);
   CHECK_THAT(md, Contains("| one | 3.450 ± 0.450 (n=2) | -0.200 (n=1, no interval) |"));
   CHECK_THAT(md, Contains("| none | **3.000 (n=1)** | — (no paired seeds) |"));
-  CHECK_THAT(md, Contains("- run.variant=one, val loss: train.seed 1, 5 not paired (on one side only, or repeated)"));
+  CHECK_THAT(md, Contains("- run.variant=one: train.seed 1, 5 not paired (on one side only, or repeated)"));
+}
+
+TEST_CASE("table compare: unpaired seeds are named once per row, and per column only where the columns differ",
+          "[table][table_compare]") {
+  const char* kl_meta = R"({"metric":"kl","split":"val","definition":"KL in nats"})";
+  TableStore s;
+  for (int seed : {1, 2, 3, 4, 5})  // the reference has seeds 4 and 5 that no other row has
+    s.add_run(variant_config("dense", seed), {{"loss/val/all", 4.0, kLossMeta}, {"kl/val/all", 0.0, kl_meta}});
+  for (int seed : {1, 2, 3})
+    s.add_run(variant_config("both", seed), {{"loss/val/all", 4.5, kLossMeta}, {"kl/val/all", 0.5, kl_meta}});
+  for (int seed : {1, 2, 3})  // seed 3 has no KL
+    s.add_run(variant_config("split", seed), seed == 3 ? std::vector<std::tuple<std::string, double, std::string>>{
+                                                            {"loss/val/all", 4.4, kLossMeta}}
+                                                      : std::vector<std::tuple<std::string, double, std::string>>{
+                                                            {"loss/val/all", 4.4, kLossMeta}, {"kl/val/all", 0.4, kl_meta}});
+  const Table t = s.build(R"(
+title = "two metrics"
+[layout]
+rows = ["run.variant"]
+order = ["dense", "both", "split"]
+[[column]]
+metric = "loss/val/all"
+label = "val loss"
+better = "lower"
+[[column]]
+metric = "kl/val/all"
+label = "KL"
+better = "lower"
+[compare]
+reference = "dense"
+)");
+  const std::string md = format_markdown(t);
+  CHECK_THAT(md, Contains("- run.variant=both: train.seed 4, 5 not paired (on one side only, or repeated)"));
+  CHECK_FALSE(md.find("run.variant=both, val loss") != std::string::npos);
+  CHECK_THAT(md, Contains("- run.variant=split, val loss: train.seed 4, 5 not paired"));
+  CHECK_THAT(md, Contains("- run.variant=split, KL: train.seed 3, 4, 5 not paired"));
 }
 
 TEST_CASE("table compare: Markdown, CSV and LaTeX carry the difference, interval, n and verdict", "[table][table_compare]") {
@@ -135,7 +171,7 @@ TEST_CASE("table compare: Markdown, CSV and LaTeX carry the difference, interval
   CHECK_THAT(md, Contains("| **3.817 ± 0.073 (n=3)** | -0.183 [-0.255, -0.112] (n=3) reproduces |\n"));
   CHECK_THAT(md, Contains("| worse | 4.200 ± 0.058 (n=3) | +0.200 [+0.200, +0.200] (n=3) opposite |\n"));
   CHECK_THAT(md, Contains("- paired differences (Δ): each row minus its reference row (run.variant=dense), runs paired by train.seed"));
-  CHECK_THAT(md, Contains("- run.variant=x2, val loss: train.seed 3 not paired"));
+  CHECK_THAT(md, Contains("- run.variant=x2: train.seed 3 not paired"));
 
   const std::string csv = format_csv(t);
   CHECK_THAT(csv, Contains("val loss runs,val loss diff mean,val loss diff low,val loss diff high,val loss diff n,val loss verdict,runs"));
