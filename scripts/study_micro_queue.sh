@@ -42,7 +42,7 @@ members() {
   done
   for j in 2 3; do for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 + j ))"; done; done  # MoH 75%, 50%
   # dense tiny's learning rate (8.2 M tokens), for the tiny base models; base_tiny_lr_high's 1.2e-2 was
-  # stopped at step 1350, 0.66 nats behind 3e-3 at step 1250, once 3e-3 was interior (1.5e-3 and 6e-3 worse)
+  # stopped at step 1400, 0.66 nats behind 3e-3 at step 1250, once 3e-3 was interior (1.5e-3 and 6e-3 worse)
   for i in 0 1 2; do echo "$BT:$i"; done
   for k in 1 2; do  # dense seeds 4, 5 and their ToMoE routing members: 5 seeds where the effect is small
     echo "$D5:$(( k - 1 ))"

@@ -34,6 +34,10 @@ std::string join_map(const std::vector<T>& items, const std::string& sep, F f) {
   return out;
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  return join_map(parts, sep, [](const std::string& s) { return s; });
+}
+
 std::string join_ids(const std::vector<std::int64_t>& ids, const std::string& sep) {
   return join_map(ids, sep, [](std::int64_t id) { return std::to_string(id); });
 }
@@ -123,7 +127,7 @@ std::vector<std::string> provenance_lines(const Table& t) {
         if (!c) continue;
         ++compared_columns;
         if (c->unpaired.empty()) continue;
-        const std::string seeds = join_map(c->unpaired, ", ", [](const std::string& s) { return s; });
+        const std::string seeds = join(c->unpaired, ", ");
         auto group = std::find_if(by_seeds.begin(), by_seeds.end(), [&](const auto& g) { return g.first == seeds; });
         if (group == by_seeds.end()) group = by_seeds.insert(by_seeds.end(), {seeds, {}});
         group->second.push_back(t.headers[h].label);
@@ -131,7 +135,7 @@ std::vector<std::string> provenance_lines(const Table& t) {
       for (const auto& [seeds, labels] : by_seeds) {
         std::string who = row_label(t, row);
         if (labels.size() < compared_columns)
-          who += ", " + join_map(labels, ", ", [](const std::string& s) { return s; });
+          who += ", " + join(labels, ", ");
         out.push_back(who + ": " + t.seed_key + " " + seeds + " not paired (on one side only, or repeated)");
       }
     }
@@ -149,7 +153,7 @@ std::vector<std::string> provenance_lines(const Table& t) {
       if (row.cells[h].runs.size() < row.runs.size())
         partial.push_back(t.headers[h].label + " from runs " +
                           (row.cells[h].runs.empty() ? "none" : join_ids(row.cells[h].runs, ", ")));
-    if (!partial.empty()) line += "; " + join_map(partial, "; ", [](const std::string& s) { return s; });
+    if (!partial.empty()) line += "; " + join(partial, "; ");
     out.push_back(line);
   }
   for (const auto& w : t.warnings) out.push_back("warning: " + w);
@@ -227,7 +231,7 @@ std::string format_table(const Table& table, TableFormat format) {
 
 std::string format_markdown(const Table& t) {
   auto line = [](const std::vector<std::string>& cells) {
-    return "| " + join_map(cells, " | ", [](const std::string& s) { return s; }) + " |\n";
+    return "| " + join(cells, " | ") + " |\n";
   };
   std::string out = "## " + md_escape(t.title) + "\n\n";
   if (!t.caption.empty()) out += one_line(t.caption) + "\n\n";
@@ -296,7 +300,7 @@ std::string format_csv(const Table& t) {
 
 std::string format_latex(const Table& t) {
   auto line = [](const std::vector<std::string>& cells) {
-    return join_map(cells, " & ", [](const std::string& s) { return s; }) + " \\\\\n";
+    return join(cells, " & ") + " \\\\\n";
   };
   const std::size_t ncols = t.headers.size() * (compared(t) ? 2 : 1);
   std::string out = "% " + one_line(t.title) + " (moxlab table)\n\\begin{table}[t]\n\\centering\n\\begin{tabular}{" +
