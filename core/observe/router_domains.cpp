@@ -121,6 +121,8 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
   require(in.has_dataset("/domain") && layout.domains > 0,
           "capture " + capture_path + " has no /domain or /domain_names (needed to split tokens by domain)");
   const auto domain = in.read<std::int32_t>("/domain");
+  // Windows (one context each) let the spread be tested against domain labels permuted across them.
+  const auto window = in.has_dataset("/window") ? in.read<std::int32_t>("/window") : std::vector<std::int32_t>{};
   // Which split the capture's rows come from: validation text, or the test images (image_capture.h).
   const std::string split = in.has_attr("/", "split") ? in.attr("/", "split") : "val";
   require_clean_name(split, "capture " + capture_path + ": split '" + split + "'");
@@ -140,8 +142,12 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
     // The per-domain tables hold domains x sub-dims values: a corrupted width must not size them.
     require(shape[1] <= (1u << 16) && names.size() * shape[1] <= (1u << 26),
             capture_path + ": " + r + " router taps have " + std::to_string(shape[1]) + " sub-dimensions");
-    RouterDomainStats s = router_domain_stats(r, in.read<float>(probs_name), in.read<float>("/probes/" + r + ".router.topk"),
-                                              static_cast<std::int64_t>(shape[0]), static_cast<int>(shape[1]), domain, names);
+    const auto active = in.read<float>("/probes/" + r + ".router.topk");
+    const auto rows = static_cast<std::int64_t>(shape[0]);
+    RouterDomainStats s = router_domain_stats(r, in.read<float>(probs_name), active, rows, static_cast<int>(shape[1]),
+                                              domain, names);
+    if (!window.empty())
+      s.null = spread_permutation_null(active, rows, s.sub_dims, domain, window, kSpreadPermutations);
     if (!wrote_names) {
       w.write_strings("/domain_names", s.domains);
       wrote_names = true;
@@ -154,6 +160,11 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
     w.set_attr_int(g + "/selected", "sub_dims", s.sub_dims);
     w.set_attr_double(g + "/selected", "spread", s.spread());
     w.set_attr_double(g + "/selected", "least_used", s.least_used());
+    if (s.null.permutations > 0) {
+      w.set_attr_double(g + "/selected", "spread_null_q95", s.null.q95);
+      w.set_attr_double(g + "/selected", "spread_p", s.null.p);
+      w.set_attr_int(g + "/selected", "spread_permutations", s.null.permutations);
+    }
 
     for (std::size_t d = 0; d < s.domains.size(); ++d)
       for (int i = 0; i < s.sub_dims; ++i) {
@@ -179,6 +190,19 @@ RoutingReport observe_routing(const std::string& capture_path, const std::string
                                           {"definition", "min over sub-dimensions of the selection fraction averaged "
                                                          "over domains (k/n when balanced, 0 when collapsed)"}}
                                .dump()});
+    if (s.null.permutations > 0) {
+      const std::string how = "domain labels permuted across the capture's " + std::to_string(s.null.windows) +
+                              " windows (each kept whole), " + std::to_string(s.null.permutations) + " permutations";
+      rep.results.push_back({"routing/spread_null95/" + r, s.null.q95,
+                             nlohmann::json{{"metric", "selection_spread_null_q95"}, {"split", split}, {"router", r},
+                                            {"definition", "95th percentile of the selection spread under " + how}}
+                                 .dump()});
+      rep.results.push_back({"routing/spread_p/" + r, s.null.p,
+                             nlohmann::json{{"metric", "selection_spread_p"}, {"split", split}, {"router", r},
+                                            {"definition", "permutation p-value of the selection spread: (1 + #{spread "
+                                                           "under " + how + " >= observed}) / (1 + permutations)"}}
+                                 .dump()});
+    }
     rep.routers.push_back(std::move(s));
   }
   w.finish();

@@ -11,13 +11,15 @@
 //                                              sub-dimension i (shared ones: 1)
 //   /routing/<router>/score       f64 [D, N]   mean router score s_i over the domain's tokens
 //     attrs: sub_dims, spread (max over sub-dims of the max - min selection fraction across domains),
-//            least_used (min over sub-dims of the mean selection fraction over domains)
+//            least_used (min over sub-dims of the mean selection fraction over domains); when the capture
+//            has /window: spread_null_q95, spread_p, spread_permutations (routing_permutation.h)
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/observe/observe_capture.h"
+#include "core/observe/routing_permutation.h"
 
 namespace moxlab {
 
@@ -34,6 +36,7 @@ struct RouterDomainStats {
   // Selection fraction of the least-used sub-dimension, averaged over domains (equal weight each): with
   // k routed of n specialised sub-dims, k/n when routing is balanced, near 0 when the router has collapsed.
   double least_used() const;
+  SpreadNull null;  // the spread against domain labels permuted across windows; permutations 0: not computed
 };
 
 // probs and active: [rows, n] row-major (active > 0.5 = selected); domain: [rows], indices into names.
@@ -46,8 +49,12 @@ struct RoutingReport {
   std::int64_t run_id = -1;
   std::vector<RouterDomainStats> routers;  // layer order, attn before ffn
   std::vector<ObservedResult> results;     // routing/{selected,score}/<router>/<domain>/<i>,
-                                           // routing/{spread,least_used}/<router>
+                                           // routing/{spread,least_used}/<router>, and with
+                                           // /window routing/{spread_null95,spread_p}/<router>
 };
+
+// Permutations of the spread's null (spread_permutation_null) when the capture has /window.
+constexpr int kSpreadPermutations = 999;
 
 // Reads every router tap pair of the capture and writes the routing file to out_path (atomically).
 // Throws when the capture has no router taps (a dense model, or a capture without them).

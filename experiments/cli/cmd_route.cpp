@@ -34,6 +34,9 @@ void print(const RoutingReport& rep) {
   for (const auto& r : rep.routers) {
     std::printf("%-16s selection fraction per sub-dim (spread %.3f, least used %.3f)\n", r.router.c_str(), r.spread(),
                 r.least_used());
+    if (r.null.permutations > 0)
+      std::printf("  spread under domain labels permuted across %lld windows: 95th percentile %.3f, p = %.4f (%d permutations)\n",
+                  static_cast<long long>(r.null.windows), r.null.q95, r.null.p, r.null.permutations);
     for (std::size_t d = 0; d < r.domains.size(); ++d) {
       std::printf("  %-14s %6lld tok ", r.domains[d].c_str(), static_cast<long long>(r.tokens[d]));
       for (int i = 0; i < r.sub_dims; ++i) std::printf(" %5.3f", r.selected[d * r.sub_dims + i]);
