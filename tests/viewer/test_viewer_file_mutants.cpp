@@ -66,6 +66,10 @@ TEST_CASE("viewer Routing reads: mutants end accepted or in a clean error", "[vi
   ::setenv("MOXLAB_HDF5_PROBE_SECONDS", kProbeSeconds, 1);
   ScratchDir dir("viewer_routing_mutants");
   const Hdf5Fixtures f = write_hdf5_fixtures(dir.path.string());
+  const RoutingFile good = read_routing_file(f.routing);  // the fixture capture has windows: the null is read
+  REQUIRE(!good.routers.empty());
+  CHECK(good.routers[0].null.permutations == kSpreadPermutations);
+  CHECK(good.routers[0].null.p > 0);
   const std::string mutant = dir.file("mutant.routing.h5");
   Hdf5Tally tally;
   for (const Mutant& m : hdf5_mutants(f.routing, dir.file("legacy.h5"), 150, 2923)) {

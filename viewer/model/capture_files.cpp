@@ -158,6 +158,13 @@ RoutingFile read_routing_file(const std::string& path) {
     require_values(t.tokens, 0, kHuge, path + ": " + g + "/tokens");
     t.sub_dims = static_cast<int>(t.selected.size() / d);
     t.domains = f.domains;
+    if (r.has_attr(g + "/selected", "spread_p")) {  // routing files written since the permutation null
+      t.null.p = r.attr_double(g + "/selected", "spread_p");
+      t.null.q95 = r.attr_double(g + "/selected", "spread_null_q95");
+      t.null.permutations = static_cast<int>(r.attr_int(g + "/selected", "spread_permutations"));
+      require(t.null.p > 0 && t.null.p <= 1 && t.null.q95 >= 0 && t.null.q95 <= 1 && t.null.permutations >= 1,
+              path + ": " + g + "/selected has a spread null out of range");
+    }
     f.routers.push_back(std::move(t));
   }
   std::stable_sort(f.routers.begin(), f.routers.end(), [](const RouterTable& a, const RouterTable& b) {

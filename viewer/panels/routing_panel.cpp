@@ -68,9 +68,12 @@ class RoutingPanel : public Panel {
   void router_plot(const RoutingFile& f, const RouterTable& r, float h, Unit unit) {
     const std::vector<double>& v = value_ == 0 ? r.selected : r.score;
     const std::size_t d = f.domains.size(), n = static_cast<std::size_t>(r.sub_dims);
-    char title[256];
-    std::snprintf(title, sizeof title, "%s router: %s per domain (spread %.2f, least-used %.2f)", r.router.c_str(),
-                  value_ == 0 ? "selection fraction" : "mean score", r.spread(), r.least_used());
+    char null[96] = "";
+    if (r.null.permutations > 0)
+      std::snprintf(null, sizeof null, "; chance: 95%% of permuted spreads <= %.2f, p %.3f", r.null.q95, r.null.p);
+    char title[320];
+    std::snprintf(title, sizeof title, "%s router: %s per domain (spread %.2f%s, least-used %.2f)", r.router.c_str(),
+                  value_ == 0 ? "selection fraction" : "mean score", r.spread(), null, r.least_used());
     PlotOptions o;
     o.title = title;
     o.height = h;
