@@ -14,18 +14,7 @@
 
 namespace moxlab {
 
-double RouterDomainStats::spread() const {
-  double best = 0;
-  for (int i = 0; i < sub_dims; ++i) {
-    double lo = 1, hi = 0;
-    for (std::size_t d = 0; d < domains.size(); ++d) {
-      lo = std::min(lo, selected[d * sub_dims + i]);
-      hi = std::max(hi, selected[d * sub_dims + i]);
-    }
-    if (!domains.empty()) best = std::max(best, hi - lo);
-  }
-  return best;
-}
+double RouterDomainStats::spread() const { return selection_spread(selected, domains.size(), sub_dims); }
 
 double RouterDomainStats::least_used() const {
   if (domains.empty()) return 0;

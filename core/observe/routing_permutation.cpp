@@ -9,10 +9,22 @@
 
 namespace moxlab {
 
+double selection_spread(const std::vector<double>& fraction, std::size_t domains, int n) {
+  double best = 0;
+  for (int i = 0; i < n && domains > 0; ++i) {
+    double lo = 1, hi = 0;
+    for (std::size_t d = 0; d < domains; ++d) {
+      lo = std::min(lo, fraction[d * n + i]);
+      hi = std::max(hi, fraction[d * n + i]);
+    }
+    best = std::max(best, hi - lo);
+  }
+  return best;
+}
+
 namespace {
 
-// Spread (max over sub-dims of max - min across domains of the selection fraction) of windows labelled
-// `label`: selected [W, n] and tokens [W] are per-window counts.
+// Spread of windows labelled `label`: selected [W, n] and tokens [W] are per-window counts.
 double labelled_spread(const std::vector<double>& selected, const std::vector<double>& tokens,
                        const std::vector<int>& label, int domains, int n) {
   std::vector<double> sel(static_cast<std::size_t>(domains) * n, 0), tok(domains, 0);
@@ -20,17 +32,9 @@ double labelled_spread(const std::vector<double>& selected, const std::vector<do
     tok[label[w]] += tokens[w];
     for (int i = 0; i < n; ++i) sel[label[w] * n + i] += selected[w * n + i];
   }
-  double best = 0;
-  for (int i = 0; i < n; ++i) {
-    double lo = 1, hi = 0;
-    for (int d = 0; d < domains; ++d) {
-      const double f = sel[d * n + i] / tok[d];
-      lo = std::min(lo, f);
-      hi = std::max(hi, f);
-    }
-    best = std::max(best, hi - lo);
-  }
-  return best;
+  for (int d = 0; d < domains; ++d)
+    for (int i = 0; i < n; ++i) sel[d * n + i] /= tok[d];
+  return selection_spread(sel, static_cast<std::size_t>(domains), n);
 }
 
 }  // namespace

@@ -17,6 +17,10 @@ struct SpreadNull {
   std::int64_t windows = 0;  // windows with tokens
 };
 
+// Largest max - min across domains of one sub-dimension's selection fraction; fraction: [domains, n]
+// row-major. 0 without domains. RouterDomainStats::spread and the null's draws both use it.
+double selection_spread(const std::vector<double>& fraction, std::size_t domains, int n);
+
 // active: [rows, n] row-major (> 0.5 = selected); domain and window: [rows]. Every window must lie in
 // one domain. Deterministic for a given seed.
 SpreadNull spread_permutation_null(const std::vector<float>& active, std::int64_t rows, int n,
