@@ -8,8 +8,9 @@
 # Every sweep is trained by one pinned build: docs/reproduction/data/SWEEP.pin where a sweep has its own
 # (one added after a fix, whose rows are compared only among themselves), else data/micro.pin. A pinned
 # binary is built once, from a git worktree of its revision, into runs/pinned/<rev>/ (about 15 minutes on
-# 2 cores), whatever main has moved on to, when the first member that needs it is due. A store lost with its machine is restored from the committed
-# file; a member that was running there starts again (its checkpoints were on that machine).
+# 2 cores), whatever main has moved on to, when the first member that needs it is due. A store lost with
+# its machine is restored from the committed file; a member that was running there starts again (its
+# checkpoints were on that machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -78,8 +79,7 @@ for s in $sweeps; do  # a sweep the store lacks is planned by its own pinned bin
   [ -n "$(id_of "$s")" ] || { ensure_binary "$s" && "$(binary_of "$s")" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null; }
 done
 
-sweep_of_member() { local m=${1#*:}; [ "${1%%:*}" = zs ] || [ "${1%%:*}" = wt ] || m=$1
-  query "select name from sweeps where id = ${m%%:*}"; }
+sweep_of_member() { local id=${1%:*}; query "select name from sweeps where id = ${id##*:}"; }  # [zs:|wt:]SWEEP:INDEX
 binary_of_member() { binary_of "$(sweep_of_member "$1")"; }
 run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
 # finished / pending / running / held (running with a heartbeat in the last 5 minutes: a live process).
