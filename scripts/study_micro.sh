@@ -79,7 +79,7 @@ for s in $sweeps; do  # a sweep the store lacks is planned by its own pinned bin
   [ -n "$(id_of "$s")" ] || { ensure_binary "$s" && "$(binary_of "$s")" sweep plan "experiments/studies/$s.toml" --store "$store" > /dev/null; }
 done
 
-sweep_of_member() { local id=${1%:*}; query "select name from sweeps where id = ${id##*:}"; }  # [zs:|wt:]SWEEP:INDEX
+sweep_of_member() { local id=${1%:*}; query "select name from sweeps where id = ${id##*:}"; }  # [zs:|wt:|ck:]SWEEP:INDEX
 binary_of_member() { binary_of "$(sweep_of_member "$1")"; }
 run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
 # finished / pending / running / held (running with a heartbeat in the last 5 minutes: a live process).
@@ -90,6 +90,13 @@ status_of() {
           run=$(run_of "${1#*:}")
           [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = '$key'")" ] &&
             echo finished || echo pending ;;
+    ck:*) local run path
+          run=$(run_of "${1#ck:}")
+          [ -n "$run" ] && path=$(query "select path from artifacts where run_id = $run and kind = 'checkpoint'
+                                         order by id desc limit 1")
+          if [ -n "$run" ] && [ -f "${path:-}" ]; then echo finished
+          elif [ -n "$run" ] && pgrep -f -- "--store runs/studies/regen/run-$run.db" > /dev/null; then echo held
+          else echo pending; fi ;;
     *) query "select case when m.status = 'running' and r.heartbeat > strftime('%s', 'now') - 300 then 'held'
                      else m.status end
               from sweep_members m left join runs r on r.id = m.run_id
@@ -109,6 +116,8 @@ run_member() {
   ensure_binary "$(sweep_of_member "$1")"
   case $1 in
     zs:*) evaluate zero_shot "${1#zs:}" --no-perplexity --no-wikitext ;;
+    ck:*) scripts/regenerate_checkpoint.sh "$(binary_of_member "$1")" "$store" "${1#ck:}" \
+            > "runs/studies/checkpoint_$(run_of "${1#ck:}").log" 2>&1 ;;
     wt:*) evaluate wikitext "${1#wt:}" --tasks none --no-perplexity ;;
     *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 \
          --retry-failed ;;
@@ -116,7 +125,7 @@ run_member() {
 }
 # Processes training or scoring a member of this store, whoever started them (a lane of an earlier start
 # of this script included): the lanes never run more than $lanes at once.
-live() { pgrep -fc -- "--store $store" || true; }
+live() { pgrep -fc -- "--store ($store|runs/studies/regen/)" || true; }
 
 # A lane takes the first member of the queue that is not finished, not held by a live process, not taken
 # by a lane of this script (claims/<member>: mkdir is atomic) and whose needs are finished; a member is

@@ -7,7 +7,9 @@
 # seed (dense, then magnitude, Wanda, Taylor, ShortGPT at 70/50/40%, then 2:4), stories_tomoe 9 (ToMoE,
 # one expert, Taylor + distillation at 70/50/40%). "zs:SWEEP_ID:INDEX" is the zero-shot scoring of a
 # trained member (every item of every task, with the likelihood margin); "wt:SWEEP_ID:INDEX" its WikiText-2
-# perplexity when its evaluation could not read the shared data.
+# perplexity when its evaluation could not read the shared data; "ck:SWEEP_ID:INDEX" a finished member's
+# checkpoint on this machine (scripts/regenerate_checkpoint.sh trains it again where it was lost with its
+# machine, and places it only if the new run logs the same numbers to the last digit).
 #   scripts/study_micro_queue.sh STORE      # the queue
 #   scripts/study_micro_queue.sh --sweeps   # the study's sweeps
 set -euo pipefail
@@ -49,31 +51,50 @@ members() {
     for j in 0 1 2; do echo "$W5:$(( (k - 1) * 3 + j )) $D5:$(( k - 1 ))"; done
   done
   for k in 1 2; do for j in 0 1; do echo "$H5:$(( (k - 1) * 2 + j ))"; done; done  # MoH 75%, 50% seeds 4, 5
-  for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
-  for i in 0 1 2; do echo "$X:$i"; echo "zs:$X:$i $X:$i"; done                        # MoHD x2
-  for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
-  # the cheap scorecard rows next (MoH continue-tuning, ToMoE at 70/40%), the long branch-scale controls
-  # (~18 CPU-hours, no scorecard row of their own) last
-  for k in 1 2 3; do for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) $M:$(( (k - 1) * 4 ))"; done; done
+  # From here on a member that starts from another's checkpoint needs "ck:" of it (the checkpoint on this
+  # machine, regenerated when lost), and the ck: line comes before it. One long member at a time (MoHD x2,
+  # the tiny base models: 2.3-2.5 h each), then short ones the other lane finishes and commits within a
+  # session: a machine replaced between sessions loses the members running on it and every checkpoint
+  # (2026-11-27, 11-28, 12-01), so a second long one waits until the short ones are done.
+  echo "$X:0"; echo "$X:1"; echo "ck:$X:1 $X:1"; echo "zs:$X:1 ck:$X:1"  # MoHD x2 seeds 1, 2, seed 2's zero-shot
+  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
+  # MoH continue-tuning (the dense base models regenerated seed by seed), then ToMoE at 70/40%: the cheap
+  # scorecard rows
   for k in 1 2 3; do
     dense="$M:$(( (k - 1) * 4 ))"
+    echo "ck:$dense $dense"
+    for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) ck:$dense"; done
+  done
+  for k in 1 2 3; do
+    dense="ck:$M:$(( (k - 1) * 4 ))"
     for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
     for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
-    echo "$TL:$(( (k - 1) * 6 + 2 )) $dense $PL:$(( (k - 1) * 8 + 2 ))"
-    echo "$TL:$(( (k - 1) * 6 + 5 )) $dense $PL:$(( (k - 1) * 8 + 6 ))"
+    for j in 2 6; do echo "ck:$PL:$(( (k - 1) * 8 + j )) $PL:$(( (k - 1) * 8 + j ))"; done  # the Taylor-pruned starts
+    echo "$TL:$(( (k - 1) * 6 + 2 )) $dense ck:$PL:$(( (k - 1) * 8 + 2 ))"
+    echo "$TL:$(( (k - 1) * 6 + 5 )) $dense ck:$PL:$(( (k - 1) * 8 + 6 ))"
   done
-  for i in $(seq 0 11); do echo "zs:$M:$i $M:$i"; done                                # their zero-shot scores
-  for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
+  echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
+  for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
+  for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
     for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
     for l in 0 1 2; do
+      taylor="$SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
       echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
       echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
-      echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) $SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
+      echo "ck:$taylor $taylor"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) ck:$taylor"
     done
   done
-  for i in $(seq 0 11); do echo "$MM:$i"; echo "zs:$MM:$i $MM:$i"; done               # MoHD 75% and Table 4
-  for i in $(seq 0 17); do echo "$C:$i"; done                                         # the branch-scale controls
+  for i in $(seq 0 11); do  # MoHD 75% and Table 4
+    echo "$MM:$i"; echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"
+  done
+  # the long branch-scale controls (~18 CPU-hours, no scorecard row of their own)
+  for i in $(seq 0 17); do echo "$C:$i"; done
+  # last, the zero-shot scores of micro_methods and MoHD x2 seed 1, whose checkpoints were lost on
+  # 2026-12-01: ~1.5-2.3 h of regeneration each (the dense ones are regenerated above)
+  for i in $(seq 0 11); do echo "ck:$M:$i $M:$i"; echo "zs:$M:$i ck:$M:$i"; done
+  echo "ck:$X:0 $X:0"; echo "zs:$X:0 ck:$X:0"
 }
 # A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
 members | grep -Ev '(^|[ :]):[0-9]'
