@@ -90,8 +90,9 @@ status_of() {
           run=$(run_of "${1#*:}")
           [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = '$key'")" ] &&
             echo finished || echo pending ;;
-    ck:*) local run path
-          run=$(run_of "${1#ck:}")
+    ck:*) local member=${1#ck:} run path  # a running member's checkpoints are not its final one
+          run=$(query "select run_id from sweep_members where sweep_id = ${member%%:*} and idx = ${member##*:}
+                       and status = 'finished'")
           [ -n "$run" ] && path=$(query "select path from artifacts where run_id = $run and kind = 'checkpoint'
                                          order by id desc limit 1")
           if [ -n "$run" ] && [ -f "${path:-}" ]; then echo finished
