@@ -58,6 +58,7 @@ members() {
   # (2026-11-27, 11-28, 12-01), so a second long one waits until the short ones are done.
   echo "$X:0"; echo "$X:1"; echo "ck:$X:1 $X:1"; echo "zs:$X:1 ck:$X:1"  # MoHD x2 seeds 1, 2, seed 2's zero-shot
   for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
+  for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size (~1 h each)
   # MoH continue-tuning (the dense base models regenerated seed by seed), then ToMoE at 70/40%: the cheap
   # scorecard rows
   for k in 1 2 3; do
@@ -75,7 +76,6 @@ members() {
   done
   echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
-  for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size
   for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
     for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
     for l in 0 1 2; do
