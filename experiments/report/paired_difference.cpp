@@ -55,6 +55,13 @@ double t_quantile_975(int dof) {
   return (lo + hi) / 2;
 }
 
+double two_sided_p(const PairedDifference& d) {
+  if (d.n < 2) throw Error("two-sided p: needs at least 2 paired seeds, got " + std::to_string(d.n));
+  if (d.sd == 0) return d.mean == 0 ? 1.0 : 0.0;
+  const double t = std::abs(d.mean) / (d.sd / std::sqrt(static_cast<double>(d.n)));
+  return 2 * (1 - t_cdf(t, d.n - 1));
+}
+
 PairedDifference paired_difference(const std::vector<double>& method, const std::vector<double>& reference) {
   if (method.size() != reference.size())
     throw Error("paired difference: " + std::to_string(method.size()) + " method seeds against " + std::to_string(reference.size()) +

@@ -17,6 +17,11 @@ struct PairedDifference {
 // method[i] and reference[i] are seed i's; an Error unless both have the same size, at least 2.
 PairedDifference paired_difference(const std::vector<double>& method, const std::vector<double>& reference);
 
+// The paired t-test's two-sided p-value for a mean difference of 0: 2 (1 - F(|t|)) with t = mean / (sd /
+// sqrt(n)) and n - 1 degrees of freedom, so p < 0.05 exactly when the 95% interval excludes 0. With sd 0,
+// p is 0 for a nonzero mean and 1 for a zero one.
+double two_sided_p(const PairedDifference& d);
+
 // The 0.975 quantile of Student's t with `dof` >= 1 degrees of freedom (bisection on the CDF, which is the
 // regularised incomplete beta function: F(t) = 1 - I_{dof / (dof + t^2)}(dof / 2, 1 / 2) / 2 for t > 0).
 double t_quantile_975(int dof);

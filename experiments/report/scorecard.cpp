@@ -14,6 +14,7 @@
 #include "core/common/atomic_file.h"
 #include "core/common/error.h"
 #include "core/store/run_store.h"
+#include "experiments/report/holm.h"
 #include "experiments/report/table_build.h"
 #include "experiments/report/table_format.h"
 
@@ -61,11 +62,24 @@ std::optional<double> mean_result(const RunStore& store, const TableRow& row, co
   return sum / n;
 }
 
+// A row's cells; p (the paired t-test's two-sided p) and a verdict that rejects zero only when the row
+// has a result, for the Holm adjustment over the rows.
 struct RowText {
   std::string model, difference, verdict, source;
+  std::optional<double> p;
+  bool rejects_zero = false;
+  int n = 0;  // paired seeds
 };
 
-RowText pending(const Claim& c, const std::string& why) { return {"—", why, "pending", c.store + ", sweep " + c.sweep}; }
+RowText pending(const Claim& c, const std::string& why) { return {"—", why, "pending", c.store + ", sweep " + c.sweep, {}, false, 0}; }
+
+// "0.024", or "< 0.001" below a thousandth.
+std::string p_text(double p) {
+  if (p < 0.001) return "< 0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", p);
+  return buf;
+}
 
 // Where a claim's runs stand: the seeds of the finished runs per row_key value (what the table will
 // pair) and how many runs of the method the sweeps plan (members, or runs where a sweep has none). An
@@ -155,7 +169,9 @@ RowText evaluate(const Claim& c, const std::string& stores_dir, std::size_t inde
             (tokens ? millions(*tokens) + " tokens" : std::string("tokens unknown"));
   r.difference = interval_text(cmp->difference, 3);
   r.verdict = cmp->verdict ? verdict_name(*cmp->verdict) : "—";
-  if (cmp->difference.n < 3) r.verdict += " (exploratory: n < 3)";
+  r.p = two_sided_p(cmp->difference);
+  r.rejects_zero = cmp->verdict && *cmp->verdict != Verdict::inconclusive;
+  r.n = cmp->difference.n;
   const std::string build = t.builds.rfind("one build: ", 0) == 0 ? t.builds.substr(11, 12) : t.builds;
   r.source = c.store + ", sweep " + c.sweep + ", build " + build;
   return r;
@@ -211,23 +227,42 @@ std::vector<Claim> load_claims(const std::string& path) {
 }
 
 std::string scorecard_markdown(const std::vector<Claim>& claims, const std::string& stores_dir) {
+  std::vector<RowText> rows;
+  std::vector<double> raw;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    rows.push_back(evaluate(claims[i], stores_dir, i));
+    if (rows.back().p) raw.push_back(*rows.back().p);
+  }
+  const std::vector<double> adjusted = holm_adjusted(raw);
+
   std::string out =
-      "| paper | claim | paper's number | our model, token budget | paired difference, method - reference [95% CI] (n) | verdict | source |\n"
-      "| --- | --- | --- | --- | ---: | --- | --- |\n";
+      "| paper | claim | paper's number | our model, token budget | paired difference, method - reference [95% CI] (n) | "
+      "p, Holm-adjusted | verdict | source |\n"
+      "| --- | --- | --- | --- | ---: | ---: | --- | --- |\n";
   std::vector<std::string> notes;
+  std::size_t next = 0;
   for (std::size_t i = 0; i < claims.size(); ++i) {
     const Claim& c = claims[i];
-    const RowText r = evaluate(c, stores_dir, i);
+    RowText& r = rows[i];
+    std::string p_cell = "—";
+    if (r.p) {
+      const double holm = adjusted[next++];
+      p_cell = p_text(holm);
+      if (r.rejects_zero && holm >= 0.05) r.verdict += " (not after Holm)";
+      if (r.n < 3) r.verdict += " (exploratory: n < 3)";
+    }
     const std::string metric = c.metric_label.empty() ? c.metric : c.metric_label;
     out += "| " + cell(c.paper) + " | " + cell(c.claim) + " (" + cell(c.method) + " vs " + cell(c.reference) + ", " +
            (c.direction < 0 ? "lower " : "higher ") + cell(metric) + ") | " + cell(c.paper_number) + " | " + cell(r.model) +
-           " | " + r.difference + " | " + r.verdict + " | " + cell(r.source) + " |\n";
+           " | " + r.difference + " | " + p_cell + " | " + r.verdict + " | " + cell(r.source) + " |\n";
     if (!c.note.empty()) notes.push_back(std::to_string(i + 1) + ". " + c.paper + ", " + c.claim + ": " + c.note);
   }
   out += "\nEach row pairs the method's runs with the reference's by seed (same data order and initial draw); "
          "the interval is the 95% t-interval of the mean per-seed difference; the verdict reads it against the "
          "paper's direction: wholly on that side \"reproduces\", wholly on the other \"opposite\", across zero "
-         "\"inconclusive\". Every row comes from one build.\n";
+         "\"inconclusive\". Every row comes from one build. The p column is the paired t-test's two-sided p "
+         "(mean difference 0), Holm-adjusted over the " + std::to_string(raw.size()) + " rows with a result; a "
+         "verdict whose adjusted p is 0.05 or more does not hold jointly with the others and says \"not after Holm\".\n";
   if (!notes.empty()) {
     out += "\nNotes:\n";
     for (const auto& n : notes) out += "\n" + n + "\n";

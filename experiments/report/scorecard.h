@@ -20,7 +20,8 @@
 //
 // A row shows the model and token budget (params/active and train/tokens_seen of the method's runs,
 // means), the paired difference with its 95% interval and n, the verdict (reproduces / opposite /
-// inconclusive) and its source (store, sweep, build). Rows with fewer than 3 paired seeds are marked
+// inconclusive), the paired t-test's p Holm-adjusted over the rows with a result (holm.h; a verdict that
+// does not survive the adjustment says so) and its source (store, sweep, build). Rows with fewer than 3 paired seeds are marked
 // exploratory. Runs of several builds in one claim are refused, as in moxlab table. A claim whose store
 // is not committed yet, or with fewer than 2 finished paired seeds, is a "pending" row saying how far it
 // is; a method or reference that no run or member of the sweeps has is an Error (a misspelt name).

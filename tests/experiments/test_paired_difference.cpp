@@ -1,6 +1,7 @@
 // Paired differences over seeds (experiments/report/paired_difference.h): Student's t quantiles against
 // closed forms (1 and 2 degrees of freedom) and published values, hand-computed intervals at n = 2 and 3,
-// the verdict on each side of zero and across it, and what is refused.
+// the verdict on each side of zero and across it, the two-sided p against the closed-form t CDFs, and
+// what is refused.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -40,6 +41,27 @@ TEST_CASE("paired difference: hand-computed intervals at n = 2 and n = 3, and th
   CHECK(verdict(three, +1) == Verdict::opposite);
   CHECK(verdict_name(verdict(three, -1)) == "reproduces");
   CHECK(verdict_name(Verdict::inconclusive) == "inconclusive");
+}
+
+TEST_CASE("paired difference: the two-sided p against closed forms at 1 and 2 degrees of freedom", "[report]") {
+  const double pi = std::acos(-1.0);
+  // dof 1 (Cauchy): p = 1 - (2 / pi) atan|t|. d = (1, 3): t = 2 / (sqrt 2 / sqrt 2) = 2, p = 0.295167.
+  CHECK(two_sided_p(paired_difference({3, 5}, {2, 2})) == Approx(1 - 2 / pi * std::atan(2.0)).epsilon(1e-9));
+  // dof 2: p = 1 - |t| / sqrt(2 + t^2). d = (-0.5, -0.4, -0.3): t = -0.4 / (0.1 / sqrt 3) = -6.928, p = 0.020204.
+  const auto three = paired_difference({1.0, 1.2, 1.1}, {1.5, 1.6, 1.4});
+  const double t = 0.4 / (0.1 / std::sqrt(3.0));
+  CHECK(two_sided_p(three) == Approx(1 - t / std::sqrt(2 + t * t)).epsilon(1e-9));
+  CHECK(two_sided_p(three) == Approx(0.020204).epsilon(1e-4));
+  // p < 0.05 exactly when the 95% interval excludes zero: t = t(0.975, 2) gives p = 0.05.
+  PairedDifference edge;
+  edge.n = 3;
+  edge.sd = 1;
+  edge.mean = t_quantile_975(2) / std::sqrt(3.0);
+  CHECK(two_sided_p(edge) == Approx(0.05).epsilon(1e-9));
+  // No spread: certain for a nonzero mean, no evidence for a zero one.
+  CHECK(two_sided_p(paired_difference({2, 3}, {1, 2})) == 0.0);
+  CHECK(two_sided_p(paired_difference({1, 2}, {1, 2})) == 1.0);
+  CHECK_THROWS_AS(two_sided_p(PairedDifference{}), Error);
 }
 
 TEST_CASE("paired difference: unequal seed counts, one seed and a direction of 0 are refused", "[report]") {

@@ -1,7 +1,7 @@
 // The claims scorecard (experiments/report/scorecard.h): a row per claim with the paired difference, its
-// hand-computed 95% interval, n, the verdict, model size and token budget from the runs' results, the
-// exploratory mark under 3 seeds, pending rows (no store yet, too few finished seeds), the block
-// replacement in a Markdown file, and the errors.
+// hand-computed 95% interval, n, the Holm-adjusted p of the paired t-test, the verdict, model size and
+// token budget from the runs' results, the exploratory mark under 3 seeds, pending rows (no store yet,
+// too few finished seeds), the block replacement in a Markdown file, and the errors.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -45,19 +45,21 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   const std::string store = std::filesystem::path(s.store.path()).filename().string();
   const std::string md = scorecard_markdown(parse_claims(claims(store, "mohd_50", "note = \"tiny only\"\n"), "c.toml"), dir);
   CHECK_THAT(md, Contains("| MoHD | compression keeps quality (mohd_50 vs dense, lower val loss (nats)) | -1.3 acc | "
-                          "0.47 M active, 18.4 M tokens | -0.183 [-0.255, -0.112] (n=3) | reproduces | " +
+                          "0.47 M active, 18.4 M tokens | -0.183 [-0.255, -0.112] (n=3) | 0.008 | reproduces | " +
                           store + ", sweep study, build 0123456789ab |"));
   CHECK_THAT(md, Contains("1. MoHD, compression keeps quality: tiny only"));
-  // Two paired seeds: the verdict stands but is marked exploratory (n = 2: t = 12.7).
+  // d = (-0.20, -0.15, -0.20): t = -0.1833 / (0.02887 / sqrt 3) = -11, p = 1 - 11 / sqrt(2 + 121) = 0.00816 (dof 2).
+  // Two paired seeds: the verdict stands but is marked exploratory (n = 2: t(0.975) = 12.7); d = (-0.05,
+  // -0.10), t = -0.075 / 0.025 = -3, p = 1 - (2 / pi) atan 3 = 0.2048 (dof 1).
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir),
-             Contains("| -0.075 [-0.393, +0.243] (n=2) | inconclusive (exploratory: n < 3) |"));
+             Contains("| -0.075 [-0.393, +0.243] (n=2) | 0.205 | inconclusive (exploratory: n < 3) |"));
   // Pending rows: a store not committed yet, a method with one finished seed (the second still running).
   CHECK_THAT(scorecard_markdown(parse_claims(claims("absent.db", "x2"), "c.toml"), dir),
-             Contains("| — | store not committed yet | pending | absent.db, sweep study |"));
+             Contains("| — | store not committed yet | — | pending | absent.db, sweep study |"));
   add(s, sweep, "moh", {{1, 3.9}}, 600000);
   s.add_run({{"run.variant", "moh"}, {"train.seed", 2}}, {}, RunStatus::running, sweep);
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moh"), "c.toml"), dir),
-             Contains("| — | 1 of 2 seeds paired so far | pending |"));
+             Contains("| — | 1 of 2 seeds paired so far | — | pending |"));
   // Errors name the claim: a variant no run has (a misspelt name is not "pending"), an unknown sweep,
   // mixed builds.
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "mohd50"), "c.toml"), dir),
@@ -68,6 +70,35 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   s.git_rev = "fedcba9876543210fedcba9876543210fedcba98";
   add(s, sweep, "x2", {{3, 3.9}}, 900000);
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir), Contains("2 builds"));
+}
+
+TEST_CASE("scorecard: p Holm-adjusted over the rows with a result; a verdict that does not survive says so",
+          "[scorecard]") {
+  TableStore s;
+  const auto sweep = s.store.create_sweep("study", "{}");
+  add(s, sweep, "dense", {{1, 4.00}, {2, 4.10}, {3, 3.90}}, 885000);
+  add(s, sweep, "mohd_50", {{1, 3.80}, {2, 3.95}, {3, 3.70}}, 470000);  // p = 0.008163 (above)
+  // d = (-0.10, -0.20, -0.20): mean -0.1667, sd 0.05774, t = -5, p = 1 - 5 / sqrt 27 = 0.037750 (dof 2).
+  add(s, sweep, "moh_a", {{1, 3.90}, {2, 3.90}, {3, 3.70}}, 600000);
+  add(s, sweep, "moh_b", {{1, 3.90}, {2, 3.90}, {3, 3.70}}, 600000);
+  const std::string dir = s.dir.path.string();
+  const std::string store = std::filesystem::path(s.store.path()).filename().string();
+  // Holm over 3 rows (the pending one is not a test): 0.008163 x 3 = 0.0245; 0.037750 x 2 = 0.0755, and
+  // the running maximum gives the last 0.0755 too. Each row's interval excludes zero on its own.
+  const std::string md = scorecard_markdown(
+      parse_claims(claims(store, "mohd_50") + claims(store, "moh_a") + claims(store, "moh_b") + claims("absent.db", "x"), "c.toml"),
+      dir);
+  CHECK_THAT(md, Contains("(mohd_50 vs dense, lower val loss (nats)) | -1.3 acc | 0.47 M active, 18.4 M tokens | "
+                          "-0.183 [-0.255, -0.112] (n=3) | 0.024 | reproduces | "));
+  CHECK_THAT(md, Contains("(moh_a vs dense, lower val loss (nats)) | -1.3 acc | 0.60 M active, 18.4 M tokens | "
+                          "-0.167 [-0.310, -0.023] (n=3) | 0.075 | reproduces (not after Holm) | "));
+  CHECK_THAT(md, Contains("(moh_b vs dense, lower val loss (nats)) | -1.3 acc | 0.60 M active, 18.4 M tokens | "
+                          "-0.167 [-0.310, -0.023] (n=3) | 0.075 | reproduces (not after Holm) | "));
+  CHECK_THAT(md, Contains("| — | store not committed yet | — | pending |"));
+  CHECK_THAT(md, Contains("Holm-adjusted over the 3 rows with a result"));
+  // Alone, moh_a's p is its own: 0.038 < 0.05, no mark.
+  CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moh_a"), "c.toml"), dir),
+             Contains("| 0.038 | reproduces | "));
 }
 
 TEST_CASE("scorecard: claims file errors and the README block", "[scorecard]") {
