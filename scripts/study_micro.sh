@@ -91,12 +91,11 @@ status_of() {
           [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = '$key'")" ] &&
             echo finished || echo pending ;;
     ck:*) local member=${1#ck:} run path  # a running member's checkpoints are not its final one
-          run=$(query "select run_id from sweep_members where sweep_id = ${member%%:*} and idx = ${member##*:}
-                       and status = 'finished'")
-          [ -n "$run" ] && path=$(query "select path from artifacts where run_id = $run and kind = 'checkpoint'
-                                         order by id desc limit 1")
-          if [ -n "$run" ] && [ -f "${path:-}" ]; then echo finished
-          elif [ -n "$run" ] && pgrep -f -- "--store runs/studies/regen/run-$run.db" > /dev/null; then echo held
+          [ "$(status_of "$member")" = finished ] || { echo pending; return; }
+          run=$(run_of "$member")
+          path=$(query "select path from artifacts where run_id = $run and kind = 'checkpoint' order by id desc limit 1")
+          if [ -f "$path" ]; then echo finished
+          elif pgrep -f -- "--store runs/studies/regen/run-$run.db" > /dev/null; then echo held
           else echo pending; fi ;;
     *) query "select case when m.status = 'running' and r.heartbeat > strftime('%s', 'now') - 300 then 'held'
                      else m.status end
@@ -124,8 +123,8 @@ run_member() {
          --retry-failed ;;
   esac
 }
-# Processes training or scoring a member of this store, whoever started them (a lane of an earlier start
-# of this script included): the lanes never run more than $lanes at once.
+# Processes training, scoring or regenerating a member of this store, whoever started them (a lane of an
+# earlier start of this script included): the lanes never run more than $lanes at once.
 live() { pgrep -fc -- "--store ($store|runs/studies/regen/)" || true; }
 
 # A lane takes the first member of the queue that is not finished, not held by a live process, not taken
