@@ -72,7 +72,7 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir), Contains("2 builds"));
 }
 
-TEST_CASE("scorecard: p Holm-adjusted over the rows with a result; a verdict that does not survive says so",
+TEST_CASE("scorecard: p Holm-adjusted over the rows with a result, and a verdict that does not survive says so",
           "[scorecard]") {
   TableStore s;
   const auto sweep = s.store.create_sweep("study", "{}");
