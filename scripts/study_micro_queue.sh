@@ -59,6 +59,10 @@ members() {
   echo "$X:0"; echo "$X:1"; echo "ck:$X:1 $X:1"; echo "zs:$X:1 ck:$X:1"  # MoHD x2 seeds 1, 2, seed 2's zero-shot
   for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size (~1 h each)
+  # stories260K's scorecard row (ToMoE 50% and one static expert, 3 seeds) beside the first dense
+  # regeneration: they start from the imported model, so no lost checkpoint holds them up
+  echo "ck:$M:0 $M:0"
+  for k in 1 2 3; do for j in 3 4; do echo "$ST:$(( (k - 1) * 9 + j ))"; done; done
   # MoH continue-tuning (the dense base models regenerated seed by seed), then ToMoE at 70/40%: the cheap
   # scorecard rows
   for k in 1 2 3; do
@@ -80,8 +84,10 @@ members() {
     for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
     for l in 0 1 2; do
       taylor="$SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
-      echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
-      echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
+      if [ "$l" != 1 ]; then  # 50%'s ToMoE and one expert are queued above
+        echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
+        echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
+      fi
       echo "ck:$taylor $taylor"
       echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) ck:$taylor"
     done
