@@ -133,20 +133,31 @@ live() { pgrep -fc -- "--store ($store|runs/studies/regen/)" || true; }
 # count each other's processes. With nothing to take it waits while a member still runs, else it ends.
 claims=runs/studies/claims
 rm -rf "$claims" && mkdir -p "$claims"
+# A lost checkpoint is regenerated only while a member that starts from it is still to run (regenerating
+# one whose dependents all finished, such as MoHD x2 seed 2's after its zero-shot scores, costs hours).
+needed() {  # needed CK QUEUE
+  local member needs
+  while read -r member needs; do
+    case " $needs " in *" $1 "*) [ "$(status_of "$member")" = finished ] || return 0 ;; esac
+  done <<< "$2"
+  return 1
+}
 run_lane() {
-  local name=$1 member needs next pid need ready
+  local name=$1 member needs next pid need ready queue
   exec 8> "$claims/.lock"
   while true; do
     flock 8
     if [ "$(live)" -ge "$lanes" ]; then flock -u 8; sleep 60; continue; fi
     next=""
+    queue=$(scripts/study_micro_queue.sh "$store")
     while read -r member needs; do
       [ -d "$claims/$member" ] && continue
       case "$(status_of "$member")" in finished|held) continue ;; esac
+      case $member in ck:*) needed "$member" "$queue" || continue ;; esac
       ready=1
       for need in $needs; do [ "$(status_of "$need")" = "finished" ] || ready=0; done
       [ "$ready" = 1 ] && mkdir "$claims/$member" 2> /dev/null && { next=$member; break; }
-    done < <(scripts/study_micro_queue.sh "$store")
+    done <<< "$queue"
     if [ -z "$next" ]; then
       flock -u 8
       [ "$(live)" -gt 0 ] || return 0
