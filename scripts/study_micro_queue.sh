@@ -25,6 +25,27 @@ store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
 for s in $sweeps; do printf -v "${s%%=*}" '%s' "$(id_of "${s#*=}")"; done
 
+levels() {  # ToMoE at 70/40% and its baselines from dense seed $1 (its checkpoint regenerated first)
+  local k=$1 dense="ck:$M:$(( ($1 - 1) * 4 ))" j
+  for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
+  for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
+  for j in 2 6; do echo "ck:$PL:$(( (k - 1) * 8 + j )) $PL:$(( (k - 1) * 8 + j ))"; done  # the Taylor-pruned starts
+  echo "$TL:$(( (k - 1) * 6 + 2 )) $dense ck:$PL:$(( (k - 1) * 8 + 2 ))"
+  echo "$TL:$(( (k - 1) * 6 + 5 )) $dense ck:$PL:$(( (k - 1) * 8 + 6 ))"
+}
+stories() {  # ToMoE on stories260K at 70/50/40% and its baselines, seed $1 (50%'s ToMoE and one expert
+  local k=$1 l taylor j  # are queued on their own, first: the scorecard row)
+  for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
+  for l in 0 1 2; do
+    taylor="$SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
+    if [ "$l" != 1 ]; then
+      echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
+      echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
+    fi
+    echo "ck:$taylor $taylor"
+    echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) ck:$taylor"
+  done
+}
 members() {
   for k in 1 2 3; do echo "$M:$(( (k - 1) * 4 ))"; done  # the base models, one per seed
   for k in 1 2 3; do                                     # tier 1: ToMoE 50% and its baselines
@@ -55,7 +76,7 @@ members() {
   # machine, regenerated when lost), and the ck: line comes before it. One long member at a time (MoHD x2,
   # the tiny base models: 2.3-2.5 h each), then short ones the other lane finishes and commits within a
   # session: a machine replaced between sessions loses the members running on it and every checkpoint
-  # (2026-11-27, 11-28, 12-01), so a second long one waits until the short ones are done.
+  # (2026-11-27, 11-28, 12-01, 12-03), so a second long one waits until the short ones are done.
   echo "$X:0"; echo "$X:1"; echo "ck:$X:1 $X:1"; echo "zs:$X:1 ck:$X:1"  # MoHD x2 seeds 1, 2, seed 2's zero-shot
   for i in $(seq 0 29); do echo "$E:$i"; done        # the 200-step reruns: which early effects are branch scale
   for i in 0 1 2; do echo "$DM:$i"; done             # dense at MoHD 50%'s activated size (~1 h each)
@@ -63,6 +84,8 @@ members() {
   # regeneration: they start from the imported model, so no lost checkpoint holds them up
   echo "ck:$M:0 $M:0"
   for k in 1 2 3; do for j in 3 4; do echo "$ST:$(( (k - 1) * 9 + j ))"; done; done
+  levels 1
+  stories 1  # the other lane's short members while seed 1's levels wait for its dense checkpoint
   # MoH continue-tuning (the dense base models regenerated seed by seed), then ToMoE at 70/40%: the cheap
   # scorecard rows
   for k in 1 2 3; do
@@ -70,28 +93,10 @@ members() {
     echo "ck:$dense $dense"
     for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) ck:$dense"; done
   done
-  for k in 1 2 3; do
-    dense="ck:$M:$(( (k - 1) * 4 ))"
-    for j in $(seq 0 7); do echo "$PL:$(( (k - 1) * 8 + j )) $dense"; done
-    for j in 0 1 3 4; do echo "$TL:$(( (k - 1) * 6 + j )) $dense"; done
-    for j in 2 6; do echo "ck:$PL:$(( (k - 1) * 8 + j )) $PL:$(( (k - 1) * 8 + j ))"; done  # the Taylor-pruned starts
-    echo "$TL:$(( (k - 1) * 6 + 2 )) $dense ck:$PL:$(( (k - 1) * 8 + 2 ))"
-    echo "$TL:$(( (k - 1) * 6 + 5 )) $dense ck:$PL:$(( (k - 1) * 8 + 6 ))"
-  done
+  levels 2; levels 3
   echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
-  for k in 1 2 3; do                                     # ToMoE on stories260K, 70/50/40%
-    for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
-    for l in 0 1 2; do
-      taylor="$SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
-      if [ "$l" != 1 ]; then  # 50%'s ToMoE and one expert are queued above
-        echo "$ST:$(( (k - 1) * 9 + 3 * l ))"
-        echo "$ST:$(( (k - 1) * 9 + 3 * l + 1 ))"
-      fi
-      echo "ck:$taylor $taylor"
-      echo "$ST:$(( (k - 1) * 9 + 3 * l + 2 )) ck:$taylor"
-    done
-  done
+  stories 2; stories 3
   for i in $(seq 0 11); do  # MoHD 75% and Table 4
     echo "$MM:$i"; echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"
   done
