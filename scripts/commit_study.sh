@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Commits a study's progress: its store exported (scripts/export_store.sh) and the README's scorecard
-# regenerated from the committed stores (scripts/scorecard.sh), in one commit; the scorecard test fails
-# on a store committed without its scorecard.
+# Commits a study's progress: its store exported (scripts/export_store.sh), the README's scorecard
+# regenerated from the committed stores (scripts/scorecard.sh) and the CPU each member ran on, in one
+# commit; the scorecard test fails on a store committed without its scorecard.
 #   scripts/commit_study.sh "Study micro: ..."        # STORE=runs/studies/other.db for another study
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +14,7 @@ flock 9
 MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
 scripts/scorecard.sh
 git add "docs/reproduction/data/$(basename "$store").xz" docs/reproduction/README.md
+cpus=docs/reproduction/data/$(basename "$store" .db)_cpus.tsv  # each member's CPU (scripts/study_micro.sh)
+[ ! -f "$cpus" ] || git add "$cpus"
 git commit -q -m "$message"
 git log --oneline -1

@@ -131,6 +131,21 @@ live() { pgrep -fc -- "--store ($store|runs/studies/regen/)" || true; }
 # by a lane of this script (claims/<member>: mkdir is atomic) and whose needs are finished; a member is
 # tried once per start of the script (a failed one again: its cause may have been fixed). Choosing and starting a member happen under one lock, so two lanes
 # count each other's processes. With nothing to take it waits while a member still runs, else it ends.
+# The CPU each member ran on: the store's host column reads "vm" on every machine and a pinned binary
+# cannot gain a column, so a line per member goes to data/micro_cpus.tsv, committed with the store.
+cpus=docs/reproduction/data/$(basename "$store" .db)_cpus.tsv
+cpu_of_machine() {
+  awk -F'\t*: ' '/^vendor_id/ { v = $2 } /^cpu family/ { f = $2 } /^model[ \t]*:/ { m = $2 } /^model name/ { n = $2 }
+                 /^flags/ { isa = $2 ~ /(^| )avx512f( |$)/ ? "AVX-512" : $2 ~ /(^| )avx2( |$)/ ? "AVX2" : "no AVX2" }
+                 /^$/ { exit } END { printf "%s family %s model %s (%s), %s", v, f, m, n, isa }' /proc/cpuinfo
+}
+record_cpu() {  # record_cpu MEMBER EXIT_STATUS
+  local member=$1
+  case $member in zs:*|wt:*|ck:*) member=${member#*:} ;; esac
+  [ -f "$cpus" ] || printf 'finished_utc\tmember\trun\texit\tcpu\n' > "$cpus"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$1" "$(run_of "$member" 2> /dev/null || true)" "$2" \
+    "$(cpu_of_machine)" >> "$cpus"
+}
 claims=runs/studies/claims
 rm -rf "$claims" && mkdir -p "$claims"
 # A lost checkpoint is regenerated only while a member that starts from it is still to run (regenerating
@@ -143,7 +158,7 @@ needed() {  # needed CK QUEUE
   return 1
 }
 run_lane() {
-  local name=$1 member needs next pid need ready queue
+  local name=$1 member needs next pid need ready queue status
   exec 8> "$claims/.lock"
   while true; do
     flock 8
@@ -169,7 +184,9 @@ run_lane() {
     pid=$!
     sleep 5  # its process is up before the other lane counts
     flock -u 8
-    wait "$pid" || echo "$name: $next ended with $?"
+    status=0
+    wait "$pid" || { status=$?; echo "$name: $next ended with $status"; }
+    record_cpu "$next" "$status"
     touch "$claims/$next/done"
     scripts/export_store.sh "$store"
   done
