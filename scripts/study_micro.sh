@@ -81,13 +81,13 @@ done
 
 sweep_of_member() { local id=${1%:*}; query "select name from sweeps where id = ${id##*:}"; }  # [zs:|wt:|ck:]SWEEP:INDEX
 binary_of_member() { binary_of "$(sweep_of_member "$1")"; }
-run_of() { query "select run_id from sweep_members where sweep_id = ${1%%:*} and idx = ${1##*:}"; }
+run_of() { local id=${1%:*}; query "select run_id from sweep_members where sweep_id = ${id##*:} and idx = ${1##*:}"; }  # [zs:|wt:|ck:]SWEEP:INDEX
 # finished / pending / running / held (running with a heartbeat in the last 5 minutes: a live process).
 status_of() {
   case $1 in
     zs:*|wt:*) local run key=winogrande/margin
           [ "${1%%:*}" = wt ] && key=loss/wikitext2
-          run=$(run_of "${1#*:}")
+          run=$(run_of "$1")
           [ -n "$run" ] && [ -n "$(query "select 1 from results where run_id = $run and key = '$key'")" ] &&
             echo finished || echo pending ;;
     ck:*) local member=${1#ck:} run path  # a running member's checkpoints are not its final one
@@ -117,7 +117,7 @@ run_member() {
   case $1 in
     zs:*) evaluate zero_shot "${1#zs:}" --no-perplexity --no-wikitext ;;
     ck:*) scripts/regenerate_checkpoint.sh "$(binary_of_member "$1")" "$store" "${1#ck:}" \
-            > "runs/studies/checkpoint_$(run_of "${1#ck:}").log" 2>&1 ;;
+            > "runs/studies/checkpoint_$(run_of "$1").log" 2>&1 ;;
     wt:*) evaluate wikitext "${1#wt:}" --tasks none --no-perplexity ;;
     *) nice -n 10 "$(binary_of_member "$1")" sweep run "${1%%:*}" --index "${1##*:}" --store "$store" --threads 1 \
          --retry-failed ;;
@@ -140,10 +140,8 @@ cpu_of_machine() {
                  /^$/ { exit } END { printf "%s family %s model %s (%s), %s", v, f, m, n, isa }' /proc/cpuinfo
 }
 record_cpu() {  # record_cpu MEMBER EXIT_STATUS
-  local member=$1
-  case $member in zs:*|wt:*|ck:*) member=${member#*:} ;; esac
   [ -f "$cpus" ] || printf 'finished_utc\tmember\trun\texit\tcpu\n' > "$cpus"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$1" "$(run_of "$member" 2> /dev/null || true)" "$2" \
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$1" "$(run_of "$1" 2> /dev/null || true)" "$2" \
     "$(cpu_of_machine)" >> "$cpus"
 }
 claims=runs/studies/claims

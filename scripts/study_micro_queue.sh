@@ -33,8 +33,10 @@ levels() {  # ToMoE at 70/40% and its baselines from dense seed $1 (its checkpoi
   echo "$TL:$(( (k - 1) * 6 + 2 )) $dense ck:$PL:$(( (k - 1) * 8 + 2 ))"
   echo "$TL:$(( (k - 1) * 6 + 5 )) $dense ck:$PL:$(( (k - 1) * 8 + 6 ))"
 }
-stories() {  # ToMoE on stories260K at 70/50/40% and its baselines, seed $1 (50%'s ToMoE and one expert
-  local k=$1 l taylor j  # are queued on their own, first: the scorecard row)
+# ToMoE on stories260K at 70/50/40% and its baselines, seed $1; 50%'s ToMoE and one expert (the scorecard
+# row) are queued on their own, first
+stories() {
+  local k=$1 l taylor j
   for j in $(seq 0 13); do echo "$SP:$(( (k - 1) * 14 + j ))"; done
   for l in 0 1 2; do
     taylor="$SP:$(( (k - 1) * 14 + 3 + 4 * l ))"
