@@ -87,7 +87,6 @@ members() {
   echo "ck:$M:0 $M:0"
   for k in 1 2 3; do for j in 3 4; do echo "$ST:$(( (k - 1) * 9 + j ))"; done; done
   levels 1
-  stories 1  # the other lane's short members while seed 1's levels wait for its dense checkpoint
   # MoH continue-tuning (the dense base models regenerated seed by seed), then ToMoE at 70/40%: the cheap
   # scorecard rows
   for k in 1 2 3; do
@@ -96,6 +95,9 @@ members() {
     for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) ck:$dense"; done
   done
   levels 2; levels 3
+  # stories260K seed 1's other levels after seeds 2-3 of the micro levels: its members need no lost
+  # checkpoint, so a machine replaced before they finish costs nothing but themselves
+  stories 1
   echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   stories 2; stories 3
