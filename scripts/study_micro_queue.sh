@@ -19,7 +19,7 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         H=micro_moh_continue PL=micro_prune_levels TL=micro_tomoe_levels MM=micro_mohd_more SP=stories_prune
         ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
-        H5=micro_moh_more_seeds BS=base_tiny"
+        H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -95,6 +95,7 @@ members() {
     for j in 0 1; do echo "$H:$(( (k - 1) * 2 + j )) ck:$dense"; done
   done
   levels 2; levels 3
+  for i in 0 1 2 3; do echo "$S5:$i"; done  # stories260K's scorecard row at seeds 4 and 5 (a small effect)
   # stories260K seed 1's other levels after seeds 2-3 of the micro levels: its members need no lost
   # checkpoint, so a machine replaced before they finish costs nothing but themselves
   stories 1
