@@ -100,11 +100,11 @@ members() {
   # checkpoint, so a machine replaced before they finish costs nothing but themselves
   stories 1
   echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
-  for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
-  stories 2; stories 3
-  for i in $(seq 0 11); do  # MoHD 75% and Table 4
+  for i in $(seq 0 11); do  # MoHD 75% and Table 4: the last four scorecard rows, ~2.5 h a member
     echo "$MM:$i"; echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"
   done
+  for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
+  stories 2; stories 3
   # the long branch-scale controls (~18 CPU-hours, no scorecard row of their own)
   for i in $(seq 0 17); do echo "$C:$i"; done
   # last, the zero-shot scores of micro_methods and MoHD x2 seed 1, whose checkpoints were lost on
