@@ -60,6 +60,11 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   s.add_run({{"run.variant", "moh"}, {"train.seed", 2}}, {}, RunStatus::running, sweep);
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moh"), "c.toml"), dir),
              Contains("| — | 1 of 2 seeds paired so far | — | pending |"));
+  // A run finished but not yet evaluated (its member still writes the final metrics) pairs no seed.
+  add(s, sweep, "moe", {{1, 3.9}}, 600000);
+  s.add_run({{"run.variant", "moe"}, {"train.seed", 2}}, {}, RunStatus::finished, sweep);
+  CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moe"), "c.toml"), dir),
+             Contains("| — | 1 of 2 seeds paired so far | — | pending |"));
   // Errors name the claim: a variant no run has (a misspelt name is not "pending"), an unknown sweep,
   // mixed builds.
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "mohd50"), "c.toml"), dir),
