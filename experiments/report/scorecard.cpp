@@ -234,7 +234,7 @@ std::string scorecard_markdown(const std::vector<Claim>& claims, const std::stri
   std::vector<double> raw;
   for (std::size_t i = 0; i < claims.size(); ++i) {
     rows.push_back(evaluate(claims[i], stores_dir, i));
-    if (rows.back().p) raw.push_back(*rows.back().p);
+    if (rows.back().p && rows.back().n >= 3) raw.push_back(*rows.back().p);
   }
   const std::vector<double> adjusted = holm_adjusted(raw);
 
@@ -248,11 +248,13 @@ std::string scorecard_markdown(const std::vector<Claim>& claims, const std::stri
     const Claim& c = claims[i];
     RowText& r = rows[i];
     std::string p_cell = "—";
-    if (r.p) {
+    if (r.p && r.n < 3) {  // a reading, not a test: outside the family, so it cannot loosen or tighten the others
+      p_cell = p_text(*r.p) + " unadjusted";
+      r.verdict += " (exploratory: n < 3)";
+    } else if (r.p) {
       const double holm = adjusted[next++];
       p_cell = p_text(holm);
       if (r.rejects_zero && holm >= 0.05) r.verdict += " (not after Holm)";
-      if (r.n < 3) r.verdict += " (exploratory: n < 3)";
     }
     const std::string metric = c.metric_label.empty() ? c.metric : c.metric_label;
     out += "| " + cell(c.paper) + " | " + cell(c.claim) + " (" + cell(c.method) + " vs " + cell(c.reference) + ", " +
@@ -264,8 +266,9 @@ std::string scorecard_markdown(const std::vector<Claim>& claims, const std::stri
          "the interval is the 95% t-interval of the mean per-seed difference; the verdict reads it against the "
          "paper's direction: wholly on that side \"reproduces\", wholly on the other \"opposite\", across zero "
          "\"inconclusive\". Every row comes from one build. The p column is the paired t-test's two-sided p "
-         "(mean difference 0), Holm-adjusted over the " + std::to_string(raw.size()) + " rows with a result; a "
-         "verdict whose adjusted p is 0.05 or more does not hold jointly with the others and says \"not after Holm\".\n";
+         "(mean difference 0), Holm-adjusted over the " + std::to_string(raw.size()) + " rows with a result at n >= 3; "
+         "a verdict whose adjusted p is 0.05 or more does not hold jointly with the others and says \"not after "
+         "Holm\". A row at n < 3 is exploratory: its p is unadjusted and it is not one of the family.\n";
   if (!notes.empty()) {
     out += "\nNotes:\n";
     for (const auto& n : notes) out += "\n" + n + "\n";

@@ -20,9 +20,10 @@
 //
 // A row shows the model and token budget (params/active and train/tokens_seen of the method's runs,
 // means), the paired difference with its 95% interval and n, the verdict (reproduces / opposite /
-// inconclusive), the paired t-test's p Holm-adjusted over the rows with a result (holm.h; a verdict that
-// does not survive the adjustment says so) and its source (store, sweep, build). Rows with fewer than 3 paired seeds are marked
-// exploratory. Runs of several builds in one claim are refused, as in moxlab table. A claim whose store
+// inconclusive), the paired t-test's p Holm-adjusted over the rows with a result at 3 or more paired
+// seeds (holm.h; a verdict that does not survive the adjustment says so) and its source (store, sweep,
+// build). Rows with 2 paired seeds are exploratory: their p is shown unadjusted and they are not in the
+// Holm family, so a reading neither loosens nor tightens the tests. Runs of several builds in one claim are refused, as in moxlab table. A claim whose store
 // is not committed yet, or with fewer than 2 finished paired seeds, is a "pending" row saying how far it
 // is; a method or reference that no run or member of the sweeps has is an Error (a misspelt name).
 #pragma once

@@ -52,7 +52,7 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   // Two paired seeds: the verdict stands but is marked exploratory (n = 2: t(0.975) = 12.7); d = (-0.05,
   // -0.10), t = -0.075 / 0.025 = -3, p = 1 - (2 / pi) atan 3 = 0.2048 (dof 1).
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir),
-             Contains("| -0.075 [-0.393, +0.243] (n=2) | 0.205 | inconclusive (exploratory: n < 3) |"));
+             Contains("| -0.075 [-0.393, +0.243] (n=2) | 0.205 unadjusted | inconclusive (exploratory: n < 3) |"));
   // Pending rows: a store not committed yet, a method with one finished seed (the second still running).
   CHECK_THAT(scorecard_markdown(parse_claims(claims("absent.db", "x2"), "c.toml"), dir),
              Contains("| — | store not committed yet | — | pending | absent.db, sweep study |"));
@@ -77,7 +77,7 @@ TEST_CASE("scorecard: a row per claim with the paired interval, verdict, model s
   CHECK_THROWS_WITH(scorecard_markdown(parse_claims(claims(store, "x2"), "c.toml"), dir), Contains("2 builds"));
 }
 
-TEST_CASE("scorecard: p Holm-adjusted over the rows with a result, and a verdict that does not survive says so",
+TEST_CASE("scorecard: p Holm-adjusted over the rows with a result at n >= 3, and a verdict that does not survive says so",
           "[scorecard]") {
   TableStore s;
   const auto sweep = s.store.create_sweep("study", "{}");
@@ -88,11 +88,18 @@ TEST_CASE("scorecard: p Holm-adjusted over the rows with a result, and a verdict
   add(s, sweep, "moh_b", {{1, 3.90}, {2, 3.90}, {3, 3.70}}, 600000);
   const std::string dir = s.dir.path.string();
   const std::string store = std::filesystem::path(s.store.path()).filename().string();
-  // Holm over 3 rows (the pending one is not a test): 0.008163 x 3 = 0.0245; 0.037750 x 2 = 0.0755, and
-  // the running maximum gives the last 0.0755 too. Each row's interval excludes zero on its own.
+  // Two paired seeds: a reading outside the family, its p unadjusted (d = (-0.05, -0.10): p = 0.2048).
+  add(s, sweep, "x2", {{1, 3.95}, {2, 4.00}}, 900000);
+  // Holm over 3 rows (neither the pending row nor the n = 2 one is a test): 0.008163 x 3 = 0.0245;
+  // 0.037750 x 2 = 0.0755, and the running maximum gives the last 0.0755 too. Each row's interval
+  // excludes zero on its own.
   const std::string md = scorecard_markdown(
-      parse_claims(claims(store, "mohd_50") + claims(store, "moh_a") + claims(store, "moh_b") + claims("absent.db", "x"), "c.toml"),
+      parse_claims(claims(store, "mohd_50") + claims(store, "moh_a") + claims(store, "moh_b") + claims("absent.db", "x") +
+                       claims(store, "x2"),
+                   "c.toml"),
       dir);
+  CHECK_THAT(md, Contains("| -0.075 [-0.393, +0.243] (n=2) | 0.205 unadjusted | inconclusive (exploratory: n < 3) |"));
+  CHECK_THAT(md, Contains("Holm-adjusted over the 3 rows with a result at n >= 3"));
   CHECK_THAT(md, Contains("(mohd_50 vs dense, lower val loss (nats)) | -1.3 acc | 0.47 M active, 18.4 M tokens | "
                           "-0.183 [-0.255, -0.112] (n=3) | 0.024 | reproduces | "));
   CHECK_THAT(md, Contains("(moh_a vs dense, lower val loss (nats)) | -1.3 acc | 0.60 M active, 18.4 M tokens | "
@@ -100,7 +107,6 @@ TEST_CASE("scorecard: p Holm-adjusted over the rows with a result, and a verdict
   CHECK_THAT(md, Contains("(moh_b vs dense, lower val loss (nats)) | -1.3 acc | 0.60 M active, 18.4 M tokens | "
                           "-0.167 [-0.310, -0.023] (n=3) | 0.075 | reproduces (not after Holm) | "));
   CHECK_THAT(md, Contains("| — | store not committed yet | — | pending |"));
-  CHECK_THAT(md, Contains("Holm-adjusted over the 3 rows with a result"));
   // Alone, moh_a's p is its own: 0.038 < 0.05, no mark.
   CHECK_THAT(scorecard_markdown(parse_claims(claims(store, "moh_a"), "c.toml"), dir),
              Contains("| 0.038 | reproduces | "));
