@@ -13,7 +13,7 @@ exec 9> "$(dirname "$store")/.export.lock"
 flock 9
 MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
 scripts/scorecard.sh
-git add "docs/reproduction/data/$(basename "$store" .db).sql" docs/reproduction/README.md
+git add -A "docs/reproduction/data/$(basename "$store" .db)" docs/reproduction/README.md
 cpus=docs/reproduction/data/$(basename "$store" .db)_cpus.tsv  # each member's CPU (scripts/study_micro.sh)
 [ ! -f "$cpus" ] || git add "$cpus"
 git commit -q -m "$message"

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Commits a study store as docs/reproduction/data/NAME.sql: the SQL text of a consistent snapshot
-# (SQLite's online backup, safe while the study's runs write to it), moved into place atomically. Text,
-# not a compressed file: git stores each new version as a delta against the last (a few members' rows,
-# tens of kB, where a recompressed store cost its whole 2 MB every commit; .gitattributes keeps it out of
-# diffs). Rows come out in the order they were written, so a version differs from the last by its new
-# rows and changed member states. The store holds runs, metrics, results and artifact paths, never the
-# checkpoints themselves; every value is printed so that it reads back bit for bit.
-#   scripts/export_store.sh runs/studies/micro.db            # -> docs/reproduction/data/micro.sql
-# To go on with a study on another machine: sqlite3 runs/studies/micro.db < docs/reproduction/data/micro.sql
+# Exports a study store as docs/reproduction/data/NAME/, xz-compressed SQL in parts that git stores once:
+#   head.sql.xz                   the schema, meta, sweeps and sweep members (small; changes every member)
+#   runs-00001-00010.sql.xz ...   every row of runs 1-10 and of the tables keyed by their run_id
+# A part holds a fixed range of run ids, so once its runs are finished it is written with the same bytes
+# (rows in the order they were written, xz single-threaded) and git adds nothing for it; a commit adds
+# the head and the part where runs are being written, each well under 2 MB. The rows come from a
+# consistent snapshot (SQLite's online backup, safe while the study's runs write to the store), every
+# value printed so that it reads back bit for bit; scripts/load_store.sh loads the parts back. The store
+# holds runs, metrics, results and artifact paths, never the checkpoints themselves.
+#   scripts/export_store.sh runs/studies/micro.db            # -> docs/reproduction/data/micro/
+#   scripts/export_store.sh STORE.db DIR                     # into DIR instead
+# To go on with a study on another machine:
+#   scripts/load_store.sh docs/reproduction/data/micro runs/studies/micro.db
 set -euo pipefail
-cd "$(dirname "$0")/.."
-store=${1:?usage: scripts/export_store.sh STORE.db}
+cd "$(dirname "$0")/.."  # relative paths are the checkout's
+store=${1:?usage: scripts/export_store.sh STORE.db [DIR]}
 [ -f "$store" ] || { echo "export_store: no store $store" >&2; exit 1; }
-out=docs/reproduction/data/$(basename "$store" .db).sql
+out=${2:-docs/reproduction/data/$(basename "$store" .db)}
+span=10  # run ids a part holds: a commit adds the head and about one part (the micro study's are 0.1-0.5 MB)
 # One export at a time, and none while scripts/commit_study.sh commits a store with its scorecard (it
 # holds this lock and sets MOXLAB_EXPORT_LOCKED for its own export).
 if [ -z "${MOXLAB_EXPORT_LOCKED:-}" ]; then
@@ -20,10 +25,46 @@ if [ -z "${MOXLAB_EXPORT_LOCKED:-}" ]; then
   flock 9
 fi
 tmp=$(mktemp -d)
-part=$(mktemp "$out.XXXXXX")  # beside $out: the rename into place is atomic
-trap 'rm -rf "$tmp" "$part"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 sqlite3 -cmd ".timeout 60000" "$store" ".backup '$tmp/snapshot.db'"
-sqlite3 "$tmp/snapshot.db" .dump > "$part"
-chmod 644 "$part"
-mv "$part" "$out"
-echo "$out: $(du -h "$out" | cut -f1)"
+q() { sqlite3 -batch "$tmp/snapshot.db" "$@"; }
+head_tables="meta sweeps sweep_members"
+run_tables=""
+for t in $(q "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"); do
+  case " $head_tables runs " in *" $t "*) continue ;; esac
+  [ -n "$(q "SELECT 1 FROM pragma_table_info('$t') WHERE name = 'run_id'")" ] ||
+    { echo "export_store: table $t is neither keyed by run_id nor one of: $head_tables" >&2; exit 1; }
+  run_tables="$run_tables $t"
+done
+# Rows as INSERT statements, in rowid order: sqlite3's insert mode prints what .dump prints.
+rows() {  # TABLE [WHERE-clause]
+  q -cmd ".mode insert $1" "SELECT * FROM \"$1\" ${2:-} ORDER BY rowid"
+}
+mkdir -p "$tmp/parts"
+{
+  q "SELECT sql || ';' FROM sqlite_master WHERE sql NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+  for t in $head_tables; do rows "$t"; done
+} | xz -9 -T1 > "$tmp/parts/head.sql.xz"
+last=$(q "SELECT coalesce(max(id), 0) FROM runs")
+for ((lo = 1; lo <= last; lo += span)); do
+  hi=$((lo + span - 1))
+  [ "$(q "SELECT count(*) FROM runs WHERE id BETWEEN $lo AND $hi")" -gt 0 ] || continue  # no run in this range
+  {
+    rows runs "WHERE id BETWEEN $lo AND $hi"
+    for t in $run_tables; do rows "$t" "WHERE run_id BETWEEN $lo AND $hi"; done
+  } | xz -9 -T1 > "$tmp/parts/$(printf 'runs-%05d-%05d' "$lo" "$hi").sql.xz"
+done
+# Into place part by part (each rename atomic; a part whose bytes are unchanged is left alone), then
+# drop parts the store no longer has. An export cut short leaves every part whole; the next one, or
+# the one scripts/commit_study.sh makes under the lock, brings them all to one snapshot.
+mkdir -p "$out"
+for f in "$tmp"/parts/*; do
+  dest=$out/$(basename "$f")
+  cmp -s "$f" "$dest" && continue
+  chmod 644 "$f"
+  cp "$f" "$dest.tmp" && mv "$dest.tmp" "$dest"
+done
+for f in "$out"/*.sql.xz; do
+  [ -f "$tmp/parts/$(basename "$f")" ] || rm -f "$f"
+done
+echo "$out: $(du -sh "$out" | cut -f1) in $(ls "$out" | wc -l) parts"

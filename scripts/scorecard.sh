@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The claims scorecard at the top of docs/reproduction/README.md, regenerated from the committed study
-# stores (docs/reproduction/data/NAME.sql, loaded as NAME.db) and the claims in experiments/claims.toml:
+# stores (docs/reproduction/data/NAME/, loaded by scripts/load_store.sh as NAME.db) and the claims in
+# experiments/claims.toml:
 #   scripts/scorecard.sh              # B=path/to/moxlab to use another build (default build/moxlab)
 #   scripts/scorecard.sh --check      # fail unless the README's scorecard is what the stores give
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build/moxlab}
 stores=$(mktemp -d)
 trap 'rm -rf "$stores"' EXIT
-for f in docs/reproduction/data/*.sql; do sqlite3 "$stores/$(basename "$f" .sql).db" < "$f"; done
+for d in docs/reproduction/data/*/; do scripts/load_store.sh "$d" "$stores/$(basename "$d").db"; done
 if [ "${1:-}" = "--check" ]; then
   "$B" scorecard experiments/claims.toml --stores "$stores" --check docs/reproduction/README.md
   echo "the scorecard in docs/reproduction/README.md is current"

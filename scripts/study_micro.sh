@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The micro studies of issue 32 (docs/reproduction/README.md), run resumably by two single-thread lanes
 # sharing one queue in priority order (scripts/study_micro_queue.sh), with the store exported to
-# docs/reproduction/data/micro.sql after every member (commit that file as members finish:
-# scripts/commit_study.sh; a machine can be lost between sessions).
+# docs/reproduction/data/micro/ after every member (commit it as members finish: scripts/commit_study.sh;
+# a machine can be lost between sessions).
 #   scripts/study_micro.sh                 # go on with the study (plans the sweeps the store lacks)
 #   LANES=1 scripts/study_micro.sh         # one lane (the other core free for building)
 # Every sweep is trained by one pinned build: docs/reproduction/data/SWEEP.pin where a sweep has its own
@@ -61,9 +61,8 @@ mkdir -p runs/pinned
 ensure_binary micro_methods
 B=$(binary_of micro_methods)
 mkdir -p runs/studies
-if [ ! -f "$store" ] && [ -f docs/reproduction/data/micro.sql ]; then
-  rm -f "$store.restoring"
-  sqlite3 "$store.restoring" < docs/reproduction/data/micro.sql && mv "$store.restoring" "$store"
+if [ ! -f "$store" ] && [ -d docs/reproduction/data/micro ]; then
+  scripts/load_store.sh docs/reproduction/data/micro "$store"
 fi
 
 # The stories260K repeat of ToMoE starts from the pretrained model, imported once by the pinned binary.
