@@ -2,7 +2,8 @@
 # Exports a study store as docs/reproduction/data/NAME/, xz-compressed SQL in parts that git stores once:
 #   head.sql.xz                   the schema, meta, sweeps and sweep members (small; changes every member)
 #   runs-00001-00010.sql.xz ...   every row of runs 1-10 and of the tables keyed by their run_id
-# A part holds a fixed range of run ids, so once its runs are finished it is written with the same bytes
+# A part holds a fixed range of run ids, so once its runs are finished (and until a later evaluation adds
+# to one) it is written with the same bytes
 # (rows in the order they were written, xz single-threaded) and git adds nothing for it; a commit adds
 # the head and the part where runs are being written, each well under 2 MB. The rows come from a
 # consistent snapshot (SQLite's online backup, safe while the study's runs write to the store), every
