@@ -3,9 +3,9 @@
 #   head.sql.xz                   the schema, meta, sweeps and sweep members (small; changes every member)
 #   runs-00001-00010.sql.xz ...   every row of runs 1-10 and of the tables keyed by their run_id
 # A part holds a fixed range of run ids, so once its runs are finished (and until a later evaluation adds
-# to one) it is written with the same bytes
-# (rows in the order they were written, xz single-threaded) and git adds nothing for it; a commit adds
-# the head and the part where runs are being written, each well under 2 MB. The rows come from a
+# to one) it is written with the same bytes (rows in the order they were written, xz single-threaded)
+# and git adds nothing for it; a commit adds the head and the part where runs are being written, each
+# well under 2 MB. The rows come from a
 # consistent snapshot (SQLite's online backup, safe while the study's runs write to the store), every
 # value printed so that it reads back bit for bit; scripts/load_store.sh loads the parts back. The store
 # holds runs, metrics, results and artifact paths, never the checkpoints themselves.
