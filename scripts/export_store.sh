@@ -5,10 +5,10 @@
 # A part holds a fixed range of run ids, so once its runs are finished (and until a later evaluation adds
 # to one) it is written with the same bytes (rows in the order they were written, xz single-threaded)
 # and git adds nothing for it; a commit adds the head and the part where runs are being written, each
-# well under 2 MB. The rows come from a
-# consistent snapshot (SQLite's online backup, safe while the study's runs write to the store), every
-# value printed so that it reads back bit for bit; scripts/load_store.sh loads the parts back. The store
-# holds runs, metrics, results and artifact paths, never the checkpoints themselves.
+# well under 2 MB. The rows come from a consistent snapshot (SQLite's online backup, safe while the
+# study's runs write to the store), every value printed so that it reads back bit for bit;
+# scripts/load_store.sh loads the parts back. The store holds runs, metrics, results and artifact paths,
+# never the checkpoints themselves.
 #   scripts/export_store.sh runs/studies/micro.db            # -> docs/reproduction/data/micro/
 #   scripts/export_store.sh STORE.db DIR                     # into DIR instead
 # To go on with a study on another machine:
@@ -46,10 +46,8 @@ mkdir -p "$tmp/parts"
   q "SELECT sql || ';' FROM sqlite_master WHERE sql NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
   for t in $head_tables; do rows "$t"; done
 } | xz -9 -T1 > "$tmp/parts/head.sql.xz"
-last=$(q "SELECT coalesce(max(id), 0) FROM runs")
-for ((lo = 1; lo <= last; lo += span)); do
+for lo in $(q "SELECT DISTINCT (id - 1) / $span * $span + 1 FROM runs ORDER BY 1"); do  # ranges holding a run
   hi=$((lo + span - 1))
-  [ "$(q "SELECT count(*) FROM runs WHERE id BETWEEN $lo AND $hi")" -gt 0 ] || continue  # no run in this range
   {
     rows runs "WHERE id BETWEEN $lo AND $hi"
     for t in $run_tables; do rows "$t" "WHERE run_id BETWEEN $lo AND $hi"; done

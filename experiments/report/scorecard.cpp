@@ -134,9 +134,12 @@ RowText evaluate(const Claim& c, const std::string& stores_dir, std::size_t inde
   o.read_only = true;
   const RunStore store(path, o);
   Progress p = progress(c, store, where);
+  const auto paired_so_far = [&](std::size_t n) {
+    return pending(c, std::to_string(n) + " of " + std::to_string(p.planned) + " seeds paired so far");
+  };
   std::size_t paired = 0;
   for (auto seed : p.finished[c.method]) paired += p.finished[c.reference].count(seed);
-  if (paired < 2) return pending(c, std::to_string(paired) + " of " + std::to_string(p.planned) + " seeds paired so far");
+  if (paired < 2) return paired_so_far(paired);  // build_table needs finished runs of both
   TableSpec spec;
   spec.origin = where;
   spec.title = c.claim;
@@ -163,7 +166,7 @@ RowText evaluate(const Claim& c, const std::string& stores_dir, std::size_t inde
   // loop): the table, not the run status, says how many seeds pair.
   const CellComparison* cmp = method->cells[0].comparison ? &*method->cells[0].comparison : nullptr;
   const int n = cmp ? cmp->difference.n : 0;
-  if (n < 2) return pending(c, std::to_string(n) + " of " + std::to_string(p.planned) + " seeds paired so far");
+  if (n < 2) return paired_so_far(static_cast<std::size_t>(n));
 
   RowText r;
   const auto params = mean_result(store, *method, "params/active");
