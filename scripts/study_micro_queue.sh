@@ -100,6 +100,8 @@ members() {
   # checkpoint, so a machine replaced before they finish costs nothing but themselves
   stories 1
   echo "$X:2"; echo "ck:$X:2 $X:2"; echo "zs:$X:2 ck:$X:2"  # MoHD x2 seed 3
+  # the dense references of the zero-shot table while their regenerated checkpoints are on this machine
+  for k in 1 2 3; do echo "zs:$M:$(( (k - 1) * 4 )) ck:$M:$(( (k - 1) * 4 ))"; done
   for i in $(seq 0 11); do  # MoHD 75% and Table 4: the last four scorecard rows, ~2.5 h a member
     echo "$MM:$i"; echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"
   done
