@@ -2,6 +2,8 @@
 # Exports a study store as docs/reproduction/data/NAME/, xz-compressed SQL in parts that git stores once:
 #   head.sql.xz                   the schema, meta, sweeps and sweep members (small; changes every member)
 #   runs-00001-00010.sql.xz ...   every row of runs 1-10 and of the tables keyed by their run_id
+#   items-00002.sql.xz ...        the zero-shot items of run 2 (~0.45 MB a run scored on every item:
+#                                 one run a part keeps every part under 2 MB however many runs are scored)
 # A part holds a fixed range of run ids, so once its runs are finished (and until a later evaluation adds
 # to one) it is written with the same bytes (rows in the order they were written, xz single-threaded)
 # and git adds nothing for it; a commit adds the head and the part where runs are being written, each
@@ -30,9 +32,10 @@ trap 'rm -rf "$tmp"' EXIT
 sqlite3 -cmd ".timeout 60000" "$store" ".backup '$tmp/snapshot.db'"
 q() { sqlite3 -batch "$tmp/snapshot.db" "$@"; }
 head_tables="meta sweeps sweep_members"
+own_part_tables="items"  # large per run: a part of their own for each run that has rows
 run_tables=""
 for t in $(q "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"); do
-  case " $head_tables runs " in *" $t "*) continue ;; esac
+  case " $head_tables $own_part_tables runs " in *" $t "*) continue ;; esac
   [ -n "$(q "SELECT 1 FROM pragma_table_info('$t') WHERE name = 'run_id'")" ] ||
     { echo "export_store: table $t is neither keyed by run_id nor one of: $head_tables" >&2; exit 1; }
   run_tables="$run_tables $t"
@@ -52,6 +55,12 @@ for lo in $(q "SELECT DISTINCT (id - 1) / $span * $span + 1 FROM runs ORDER BY 1
     rows runs "WHERE id BETWEEN $lo AND $hi"
     for t in $run_tables; do rows "$t" "WHERE run_id BETWEEN $lo AND $hi"; done
   } | xz -9 -T1 > "$tmp/parts/$(printf 'runs-%05d-%05d' "$lo" "$hi").sql.xz"
+done
+for t in $own_part_tables; do
+  [ -n "$(q "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '$t'")" ] || continue
+  for run in $(q "SELECT DISTINCT run_id FROM \"$t\" ORDER BY 1"); do
+    rows "$t" "WHERE run_id = $run" | xz -9 -T1 > "$tmp/parts/$(printf '%s-%05d' "$t" "$run").sql.xz"
+  done
 done
 # Into place part by part (each rename atomic; a part whose bytes are unchanged is left alone), then
 # drop parts the store no longer has. An export cut short leaves every part whole; the next one, or
