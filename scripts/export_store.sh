@@ -33,9 +33,10 @@ sqlite3 -cmd ".timeout 60000" "$store" ".backup '$tmp/snapshot.db'"
 q() { sqlite3 -batch "$tmp/snapshot.db" "$@"; }
 head_tables="meta sweeps sweep_members"
 own_part_tables="items"  # large per run: a part of their own for each run that has rows
-run_tables=""
+run_tables="" own_tables=""
 for t in $(q "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"); do
-  case " $head_tables $own_part_tables runs " in *" $t "*) continue ;; esac
+  case " $head_tables runs " in *" $t "*) continue ;; esac
+  case " $own_part_tables " in *" $t "*) own_tables="$own_tables $t"; continue ;; esac
   [ -n "$(q "SELECT 1 FROM pragma_table_info('$t') WHERE name = 'run_id'")" ] ||
     { echo "export_store: table $t is neither keyed by run_id nor one of: $head_tables" >&2; exit 1; }
   run_tables="$run_tables $t"
@@ -56,8 +57,7 @@ for lo in $(q "SELECT DISTINCT (id - 1) / $span * $span + 1 FROM runs ORDER BY 1
     for t in $run_tables; do rows "$t" "WHERE run_id BETWEEN $lo AND $hi"; done
   } | xz -9 -T1 > "$tmp/parts/$(printf 'runs-%05d-%05d' "$lo" "$hi").sql.xz"
 done
-for t in $own_part_tables; do
-  [ -n "$(q "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '$t'")" ] || continue
+for t in $own_tables; do
   for run in $(q "SELECT DISTINCT run_id FROM \"$t\" ORDER BY 1"); do
     rows "$t" "WHERE run_id = $run" | xz -9 -T1 > "$tmp/parts/$(printf '%s-%05d' "$t" "$run").sql.xz"
   done

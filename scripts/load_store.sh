@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loads a committed study store (docs/reproduction/data/NAME/, written by scripts/export_store.sh) into
-# a new SQLite file: the head first (schema, sweeps), then the run parts in order, then the parts of
-# tables exported one run a part (items-RRRRR), in one transaction.
+# a new SQLite file: the head first (schema, sweeps), then every other part (the ranges of runs, the
+# one-run parts of items) in name order, in one transaction.
 # Refuses to overwrite an existing file; the result appears only once it is complete.
 #   scripts/load_store.sh docs/reproduction/data/micro runs/studies/micro.db
 set -euo pipefail
@@ -15,10 +15,7 @@ trap 'rm -f "$db.loading"' EXIT  # a load cut short leaves nothing behind
 {
   echo "PRAGMA foreign_keys=OFF; BEGIN;"
   xz -dc "$dir/head.sql.xz"
-  for part in "$dir"/runs-*.sql.xz; do xz -dc "$part"; done
-  for part in "$dir"/*.sql.xz; do
-    case ${part##*/} in head.sql.xz|runs-*) ;; *) xz -dc "$part" ;; esac
-  done
+  for part in "$dir"/*.sql.xz; do [ "${part##*/}" = head.sql.xz ] || xz -dc "$part"; done
   echo "COMMIT;"
 } | sqlite3 -bail "$db.loading"
 mv "$db.loading" "$db"

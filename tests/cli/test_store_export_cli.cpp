@@ -23,6 +23,19 @@ int shell(const std::string& cmd, const std::string& dir) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+// Checks that every part in expected is in actual with the same bytes; returns how many parts it compared.
+std::size_t check_same_parts(const std::string& expected, const std::string& actual) {
+  std::size_t parts = 0;
+  for (const auto& entry : fs::directory_iterator(expected)) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    const bool same_bytes = file_text(actual + "/" + name) == file_text(entry.path().string());
+    CHECK(same_bytes);  // compared as a flag: the parts are binary
+    ++parts;
+  }
+  return parts;
+}
+
 const std::string src = MOXLAB_SOURCE_DIR;
 const std::string committed = src + "/docs/reproduction/data/form_equivalence_ccbb815";
 
@@ -34,14 +47,7 @@ TEST_CASE("a committed store loads and exports back to the same bytes", "[e2e][s
   REQUIRE(shell("bash '" + src + "/scripts/load_store.sh' '" + committed + "' fe.db", dir) == 0);
   INFO(file_text(dir + "/err"));
   REQUIRE(shell("bash '" + src + "/scripts/export_store.sh' '" + dir + "/fe.db' '" + dir + "/parts'", dir) == 0);
-  std::size_t parts = 0;
-  for (const auto& entry : fs::directory_iterator(committed)) {
-    const std::string name = entry.path().filename().string();
-    INFO(name);
-    const bool same_bytes = file_text(dir + "/parts/" + name) == file_text(entry.path().string());
-    CHECK(same_bytes);  // compared as a flag: the parts are binary
-    ++parts;
-  }
+  const std::size_t parts = check_same_parts(committed, dir + "/parts");
   CHECK(parts >= 2);  // the head and at least one range of runs
   CHECK(std::distance(fs::directory_iterator(dir + "/parts"), fs::directory_iterator{}) == static_cast<long>(parts));
 }
@@ -77,27 +83,19 @@ TEST_CASE("zero-shot items are exported one run a part and load back with the re
                 "'{\\\"loglik\\\":[-1.5,-2.25],\\\"gold\\\":0}'), ((SELECT min(id) FROM runs), 'piqa', 1, "
                 "'{\\\"loglik\\\":[-0.125,-3.0],\\\"gold\\\":1}')\" && sqlite3 fe.db 'SELECT min(id) FROM runs'",
                 dir) == 0);
-  const std::string run = file_text(dir + "/out").substr(0, file_text(dir + "/out").find('\n'));
+  const std::string run = std::to_string(std::stoi(file_text(dir + "/out")));
   char name[32];
   std::snprintf(name, sizeof name, "items-%05d.sql.xz", std::stoi(run));
   REQUIRE(shell("bash '" + src + "/scripts/export_store.sh' '" + dir + "/fe.db' '" + dir + "/parts'", dir) == 0);
   INFO(file_text(dir + "/err"));
   CHECK(fs::exists(dir + "/parts/" + name));
   // The run ranges keep exactly their committed bytes: the items are in their own part, not in a range.
-  for (const auto& entry : fs::directory_iterator(committed)) {
-    INFO(entry.path().filename().string());
-    const bool same_bytes = file_text(dir + "/parts/" + entry.path().filename().string()) == file_text(entry.path().string());
-    CHECK(same_bytes);
-  }
+  check_same_parts(committed, dir + "/parts");
   REQUIRE(shell("bash '" + src + "/scripts/load_store.sh' parts back.db && sqlite3 back.db "
                 "\"SELECT run_id, task, idx, payload_json FROM items ORDER BY idx\"",
                 dir) == 0);
   CHECK(file_text(dir + "/out") == run + "|piqa|0|{\"loglik\":[-1.5,-2.25],\"gold\":0}\n" + run +
                                       "|piqa|1|{\"loglik\":[-0.125,-3.0],\"gold\":1}\n");
   REQUIRE(shell("bash '" + src + "/scripts/export_store.sh' '" + dir + "/back.db' '" + dir + "/again'", dir) == 0);
-  for (const auto& entry : fs::directory_iterator(dir + "/parts")) {
-    INFO(entry.path().filename().string());
-    const bool same_bytes = file_text(dir + "/again/" + entry.path().filename().string()) == file_text(entry.path().string());
-    CHECK(same_bytes);
-  }
+  check_same_parts(dir + "/parts", dir + "/again");
 }
