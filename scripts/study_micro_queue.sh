@@ -103,11 +103,10 @@ members() {
   # the dense references of the zero-shot table while their regenerated checkpoints are on this machine
   for k in 1 2 3; do echo "zs:$M:$(( (k - 1) * 4 )) ck:$M:$(( (k - 1) * 4 ))"; done
   # MoHD 75% and Table 4: the last four scorecard rows, ~1.5 h a member; a row's seeds before the next
-  # row's (member j of seed k is index (k-1)*4 + j), so each row completes, and is written up, in turn
-  for j in 0 1 2 3; do for k in 1 2 3; do
-    i=$(( (k - 1) * 4 + j ))
-    echo "$MM:$i"; echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"
-  done; done
+  # row's (member j of seed k is index (k-1)*4 + j), so each row completes, and is written up, in turn. A
+  # finished member's zero-shot scoring (4 min) comes before the next training, while its checkpoint is here
+  for i in $(seq 0 11); do echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"; done
+  for j in 0 1 2 3; do for k in 1 2 3; do echo "$MM:$(( (k - 1) * 4 + j ))"; done; done
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   stories 2; stories 3
   # the long branch-scale controls (~18 CPU-hours, no scorecard row of their own)
