@@ -107,10 +107,13 @@ members() {
   # finished member's zero-shot scoring (4 min) comes before the next training, while its checkpoint is here
   for i in $(seq 0 11); do echo "ck:$MM:$i $MM:$i"; echo "zs:$MM:$i ck:$MM:$i"; done
   for j in 0 1 2 3; do for k in 1 2 3; do echo "$MM:$(( (k - 1) * 4 + j ))"; done; done
+  # the branch-scale controls at 18.4 M tokens (~27 lane-hours, no scorecard row of their own), a row's
+  # three seeds before the next row's: MoHD 50% with alpha = K/sum(g) and with identity fusion, dense at
+  # MoHD's branch scale, MoH with every head active, dense at MoH's, learned scalars (member j of seed k
+  # is index (k-1)*6 + j)
+  for j in 3 4 0 5 1 2; do for k in 1 2 3; do echo "$C:$(( (k - 1) * 6 + j ))"; done; done
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   stories 2; stories 3
-  # the long branch-scale controls (~18 CPU-hours, no scorecard row of their own)
-  for i in $(seq 0 17); do echo "$C:$i"; done
   # last, the zero-shot scores of micro_methods and MoHD x2 seed 1, whose checkpoints were lost on
   # 2026-12-01: ~1.5-2.3 h of regeneration each (the dense ones are regenerated above)
   for i in $(seq 0 11); do echo "ck:$M:$i $M:$i"; echo "zs:$M:$i ck:$M:$i"; done
