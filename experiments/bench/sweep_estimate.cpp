@@ -1,6 +1,8 @@
 #include "experiments/bench/sweep_estimate.h"
 
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 
 #include <torch/torch.h>
@@ -30,6 +32,12 @@ std::int64_t validation_domains(const Config& c) {
   return package + static_cast<std::int64_t>(c.data.extra.size());
 }
 
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 std::string hours(double seconds) {
   char buf[64];
   if (seconds < 3600) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
@@ -45,6 +53,7 @@ SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
   const int before = at::get_num_threads();
   at::set_num_threads(threads);
   std::map<std::string, MemberEstimate> timed;  // model key -> its throughput (or error)
+  double wall = 0, cpu = 0;                     // over the timings
   for (const Config& member : members) {
     const std::string key = model_key(member);
     if (!member.prune.method.empty()) {  // a static pruning baseline: calibration passes only, no training
@@ -70,7 +79,11 @@ SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
         o.steps = 3;
         o.repeats = 1;
         o.warmup = 1;
+        const double cpu0 = process_cpu_seconds();
+        const auto wall0 = std::chrono::steady_clock::now();
         m.tokens_per_s = run_train_bench({{"estimate", c}}, o).front().tokens_per_s.front();
+        wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        cpu += process_cpu_seconds() - cpu0;
       } catch (const std::exception& ex) {
         m.error = ex.what();
       }
@@ -89,6 +102,7 @@ SweepEstimate estimate_sweep(const std::vector<Config>& members, int threads) {
     e.members.push_back(m);
   }
   at::set_num_threads(before);
+  if (wall > 0) e.cpu_share = cpu / (wall * threads);
   return e;
 }
 
@@ -99,6 +113,15 @@ std::string format_sweep_estimate(const SweepEstimate& e, const std::string& cpu
                     " members run one after another with " + std::to_string(e.threads) + " thread(s) each on " + cpu +
                     " (training throughput measured now on " + std::to_string(e.models) +
                     " distinct model(s); periodic validation included, [eval] and data preparation not)\n";
+  if (e.cpu_share > 0 && e.cpu_share < 0.8) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "  busy machine: the timings got %.0f%% of %d thread(s)' CPU time (other processes held the cores), so "
+                  "the times below are longer than an idle machine's; time again when it is idle, or with --threads at the "
+                  "free cores\n",
+                  100 * e.cpu_share, e.threads);
+    out += buf;
+  }
   for (std::size_t i = 0; i < e.members.size(); ++i) {
     const auto& m = e.members[i];
     char buf[160];

@@ -6,7 +6,9 @@
 // at the threads one run gets; a member's time is its training tokens (max_steps x grad_accum x batch x
 // seq_len) at that rate, plus its periodic validation (every eval_every steps, eval_tokens per domain)
 // at a third of a training token's cost (a forward pass). `[eval]` after training and data preparation
-// are not included. The figure is this machine's: it names the CPU and the threads it assumed.
+// are not included. The figure is this machine's: it names the CPU and the threads it assumed, and says
+// when other processes held the cores while it timed (a busy machine's throughput is not an idle one's:
+// two threads sharing their cores with two training processes ran MoHD 75% at a fifth of its speed).
 #pragma once
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ struct SweepEstimate {
   double total_seconds = 0;             // sum over members with an estimate
   int threads = 0;                      // LibTorch threads per run assumed
   int models = 0;                       // distinct models timed
+  // The CPU time the timings got over their wall time x threads: near 1 on an idle machine, lower where
+  // other processes held the cores (0 when nothing was timed).
+  double cpu_share = 0;
 };
 
 // threads: the LibTorch threads one run gets (the runs are assumed to run one after another).

@@ -41,6 +41,22 @@ TEST_CASE("sweep estimate: one timing per model, times in proportion to tokens, 
   CHECK(text.find("estimated CPU time:") == 0);
   CHECK(text.find("test CPU (AVX2)") != std::string::npos);
   CHECK(text.find("\n  2  ") != std::string::npos);
+  CHECK(e.cpu_share > 0);  // the timings' CPU time over wall x threads
+}
+
+TEST_CASE("sweep estimate: a timing that got under 80% of its threads' CPU says the machine was busy", "[sweep][estimate]") {
+  SweepEstimate e;
+  e.threads = 2;
+  e.members = {MemberEstimate{3600, 1000, ""}};
+  e.total_seconds = 3600;
+  e.models = 1;
+  e.cpu_share = 0.45;
+  const std::string busy = format_sweep_estimate(e, "test CPU (AVX2)");
+  CHECK_THAT(busy, Catch::Matchers::Contains("busy machine: the timings got 45% of 2 thread(s)' CPU time"));
+  e.cpu_share = 0.97;
+  CHECK(format_sweep_estimate(e, "test CPU (AVX2)").find("busy machine") == std::string::npos);
+  e.cpu_share = 0;  // nothing timed (every member a pruning run)
+  CHECK(format_sweep_estimate(e, "test CPU (AVX2)").find("busy machine") == std::string::npos);
 }
 
 TEST_CASE("sweep estimate: a prune-then-distill member is timed before its pruned start and teacher exist", "[sweep][estimate]") {
