@@ -19,7 +19,8 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         H=micro_moh_continue PL=micro_prune_levels TL=micro_tomoe_levels MM=micro_mohd_more SP=stories_prune
         ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
-        H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds MS=micro_mohd_more_seeds"
+        H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds MS=micro_mohd_more_seeds
+        TM=micro_tomoe_levels_more_seeds"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -111,7 +112,14 @@ members() {
   # three seeds before the next row's: MoHD 50% with alpha = K/sum(g) and with identity fusion, dense at
   # MoHD's branch scale, MoH with every head active, dense at MoH's, learned scalars (member j of seed k
   # is index (k-1)*6 + j)
-  for j in 3 4 0 5 1 2; do for k in 1 2 3; do echo "$C:$(( (k - 1) * 6 + j ))"; done; done
+  for j in 3 4; do for k in 1 2 3; do echo "$C:$(( (k - 1) * 6 + j ))"; done; done
+  # ToMoE at 70/40% and one expert at seeds 4 and 5, from dense seeds 4, 5 (their checkpoints regenerated
+  # first; member j of seed k is index (k-1)*4 + j): two scorecard rows from n = 3 to 5, ~3.5 lane-hours
+  for k in 1 2; do
+    echo "ck:$D5:$(( k - 1 )) $D5:$(( k - 1 ))"
+    for j in 0 1 2 3; do echo "$TM:$(( (k - 1) * 4 + j )) ck:$D5:$(( k - 1 ))"; done
+  done
+  for j in 0 5 1 2; do for k in 1 2 3; do echo "$C:$(( (k - 1) * 6 + j ))"; done; done
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
   stories 2; stories 3
   # MoHD 50%, 75% and x2 at seeds 4 and 5 (paired with dense seeds 4, 5): a row's seeds before the next
