@@ -33,7 +33,9 @@ CliResult run_cli(const std::string& args, const std::string& dir) {
 
 void interrupt_at_first_checkpoint(const std::string& args, const std::string& dir, const std::string& action) {
   const std::string cmd = "cd '" + dir + "' && ( '" MOXLAB_CLI "' " + args + " > a.out 2> a.err & pid=$!; "
-                          "while ! ls runs/*/checkpoint.pt >/dev/null 2>&1 && kill -0 $pid 2>/dev/null; do sleep 0.02; done; " +
+                          "recorded() { ls runs/*/checkpoint.pt >/dev/null 2>&1 && [ \"$(sqlite3 -readonly runs/runs.db "
+                          "\"select count(*) from artifacts where kind = 'checkpoint'\" 2>/dev/null)\" -gt 0 ] 2>/dev/null; }; "
+                          "while ! recorded && kill -0 $pid 2>/dev/null; do sleep 0.02; done; " +
                           action + "; wait $pid; echo $? > a.rc )";
   std::system(cmd.c_str());
 }

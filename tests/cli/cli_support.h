@@ -17,8 +17,10 @@ std::string file_text(const std::string& path);
 CliResult run_cli(const std::string& args, const std::string& dir);
 
 // Starts `moxlab <args>` in dir (stdout to dir/a.out, stderr to dir/a.err), waits until a checkpoint
-// exists (runs/*/checkpoint.pt) or moxlab has ended, runs the shell command `action` ($pid is moxlab's
-// process id, e.g. "kill -TERM $pid"), then waits for moxlab and writes its exit status to dir/a.rc.
+// exists (runs/*/checkpoint.pt) and the store runs/runs.db records it, or moxlab has ended, runs the
+// shell command `action` ($pid is moxlab's process id, e.g. "kill -TERM $pid"), then waits for moxlab
+// and writes its exit status to dir/a.rc. The file is written before its row: waiting for the file alone
+// lets a loaded machine interrupt a run whose store has no checkpoint yet.
 void interrupt_at_first_checkpoint(const std::string& args, const std::string& dir, const std::string& action);
 
 // True when the command failed with exactly one line "moxlab: error: ..." containing needle.
