@@ -170,16 +170,10 @@ TableLayout read_layout(const Reader& r) {
   return l;
 }
 
-TableColumn read_column(const Reader& r) {
+// One [[column]], or several sharing digits/better/paper when metric (and label) are lists.
+std::vector<TableColumn> read_columns(const Reader& r) {
   r.only({"metric", "label", "digits", "better", "paper"});
   TableColumn c;
-  c.metric = r.required_text("metric");
-  try {
-    metric_placeholders(c.metric);
-  } catch (const Error& e) {
-    r.fail("metric", e.what());
-  }
-  c.label = r.text("label").value_or(c.metric);
   if (auto d = r.integer("digits")) {
     if (*d < 0 || *d > 15) r.fail("digits", "must be between 0 and 15");
     c.digits = static_cast<int>(*d);
@@ -196,14 +190,39 @@ TableColumn read_column(const Reader& r) {
     else if (*p == "none") c.paper = 0;
     else r.fail("paper", "must be \"lower\", \"higher\" or \"none\", got \"" + *p + "\"");
   }
-  return c;
+  const toml::node* metric = r.node("metric");
+  if (!metric) r.fail("metric", "is required");
+  const bool many = metric->is_array();
+  const std::vector<std::string> metrics = many ? r.list<std::string>("metric", "strings")
+                                                : std::vector<std::string>{r.required_text("metric")};
+  std::vector<std::string> labels;
+  if (r.node("label")) {
+    labels = many ? r.list<std::string>("label", "strings") : std::vector<std::string>{*r.text("label")};
+    if (labels.size() != metrics.size())
+      r.fail("label", "must list one label per metric (" + std::to_string(metrics.size()) + ")");
+  }
+  if (metrics.empty()) r.fail("metric", "must not be empty");
+  std::vector<TableColumn> out;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (metrics[i].empty()) r.fail("metric", "must not contain empty metrics");
+    try {
+      metric_placeholders(metrics[i]);
+    } catch (const Error& e) {
+      r.fail("metric", e.what());
+    }
+    c.metric = metrics[i];
+    c.label = labels.empty() ? metrics[i] : labels[i];
+    out.push_back(c);
+  }
+  return out;
 }
 
-// Each column must use exactly the layout's placeholders.
-void check_placeholders(const TableSpec& spec) {
+// Each column must use exactly the layout's placeholders. source[i] is the [[column]] (from 1) that
+// column i came from.
+void check_placeholders(const TableSpec& spec, const std::vector<std::size_t>& source) {
   const std::vector<std::string> used = spec.placeholders();
   for (std::size_t i = 0; i < spec.columns.size(); ++i) {
-    const std::string where = "table spec " + spec.origin + ": 'column[" + std::to_string(i + 1) + "].metric' ";
+    const std::string where = "table spec " + spec.origin + ": 'column[" + std::to_string(source[i]) + "].metric' ";
     for (const auto& p : metric_placeholders(spec.columns[i].metric))
       require(std::find(used.begin(), used.end(), p) != used.end(),
               where + "placeholder {" + p + "} is not a layout.rows or layout.columns_by key");
@@ -275,9 +294,13 @@ TableSpec parse_table_spec(const std::string& toml_text, const std::string& orig
   const toml::array* arr = cols ? cols->as_array() : nullptr;
   if (!cols) r.fail("column", "is required ([[column]] with a metric)");
   if (!arr || !arr->is_array_of_tables()) r.fail("column", "must be an array of tables ([[column]])");
+  std::vector<std::size_t> source;
   for (std::size_t i = 0; i < arr->size(); ++i)
-    spec.columns.push_back(read_column(Reader(*arr->get(i)->as_table(), "column[" + std::to_string(i + 1) + "]", spec.origin)));
-  check_placeholders(spec);
+    for (auto& c : read_columns(Reader(*arr->get(i)->as_table(), "column[" + std::to_string(i + 1) + "]", spec.origin))) {
+      spec.columns.push_back(std::move(c));
+      source.push_back(i + 1);
+    }
+  check_placeholders(spec, source);
   if (auto compare = r.table("compare")) {
     compare->only({"reference"});
     spec.compare_reference = compare->required_text("reference");

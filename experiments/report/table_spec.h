@@ -20,6 +20,8 @@
 //                                                     # "curve/<metric key>/<step>" reads a metric curve
 //                                                     # of the run (e.g. curve/val/ppl/{step})
 //   label = "val ppl"                                 # default: the metric pattern
+//                                                     # metric = ["a", "b"] with label = ["A", "B"]:
+//                                                     # one column each, the other keys shared
 //   digits = 2                                        # optional (default: 0 for integral columns, else 3)
 //   better = "lower"                                  # optional: "lower" | "higher" -> best cell in bold
 //   paper = "lower"                                   # optional: the direction the paper claims for the

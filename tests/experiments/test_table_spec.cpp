@@ -110,6 +110,57 @@ metric = "observe/sparsity/blocks.{layer}.ffn.out"
   CHECK_FALSE(s.is_placeholder("run.name"));
 }
 
+TEST_CASE("table spec: a column with a list of metrics is one column per metric, the rest shared", "[table][table_spec]") {
+  const TableSpec s = parse(R"(
+title = "t"
+[layout]
+rows = ["run.variant"]
+[[column]]
+metric = "params/active"
+[[column]]
+metric = ["curve/val/loss/250", "curve/val/loss/500"]
+label = ["at 0.5 M", "at 1.0 M"]
+digits = 2
+better = "lower"
+paper = "none"
+)");
+  REQUIRE(s.columns.size() == 3);
+  CHECK(s.columns[0].metric == "params/active");
+  CHECK(s.columns[1].metric == "curve/val/loss/250");
+  CHECK(s.columns[1].label == "at 0.5 M");
+  CHECK(s.columns[2].metric == "curve/val/loss/500");
+  CHECK(s.columns[2].label == "at 1.0 M");
+  for (int i : {1, 2}) {
+    CHECK(s.columns[i].digits == std::optional<int>(2));
+    CHECK(s.columns[i].better == Better::lower);
+    CHECK(s.columns[i].paper == 0);
+  }
+  const TableSpec unlabelled = parse("title = \"t\"\n[layout]\nrows = [\"a\"]\n[[column]]\nmetric = [\"x\", \"y\"]\n");
+  REQUIRE(unlabelled.columns.size() == 2);
+  CHECK(unlabelled.columns[1].label == "y");
+
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      parse(text);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string head = "title = \"t\"\n[layout]\nrows = [\"layer\"]\n[[column]]\nmetric = \"x/{layer}\"\n[[column]]\n";
+  CHECK(error_of(head + "metric = [\"y/{layer}\", \"z/{layer}\"]\nlabel = [\"y\"]\n") ==
+        "table spec t.toml: 'column[2].label' must list one label per metric (2)");
+  CHECK(error_of(head + "metric = [\"y/{layer}\"]\nlabel = \"y\"\n") ==
+        "table spec t.toml: 'column[2].label' must be an array of strings");
+  CHECK(error_of(head + "metric = []\n") == "table spec t.toml: 'column[2].metric' must not be empty");
+  CHECK(error_of(head + "metric = [\"y/{layer}\", \"\"]\n") ==
+        "table spec t.toml: 'column[2].metric' must not contain empty metrics");
+  CHECK(error_of(head + "metric = [\"y/{layer}\", 3]\n") == "table spec t.toml: 'column[2].metric' must be an array of strings");
+  // A placeholder error names the [[column]] the metric came from, not its position after expansion.
+  CHECK(error_of(head + "metric = [\"y/{layer}\", \"z\"]\n[[column]]\nmetric = \"w/{layer}\"\n") ==
+        "table spec t.toml: 'column[2].metric' lacks placeholder {layer} of the layout");
+}
+
 TEST_CASE("table spec: unknown keys, wrong types and empty fields are one-line errors", "[table][table_spec]") {
   auto error_of = [](const std::string& text) -> std::string {
     try {
