@@ -14,6 +14,15 @@ namespace {
 
 TableSpec parse(const std::string& text) { return parse_table_spec(text, "t.toml"); }
 
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 const char* kMinimal = R"(
 title = "t"
 [layout]
@@ -139,14 +148,6 @@ paper = "none"
   REQUIRE(unlabelled.columns.size() == 2);
   CHECK(unlabelled.columns[1].label == "y");
 
-  auto error_of = [](const std::string& text) -> std::string {
-    try {
-      parse(text);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   const std::string head = "title = \"t\"\n[layout]\nrows = [\"layer\"]\n[[column]]\nmetric = \"x/{layer}\"\n[[column]]\n";
   CHECK(error_of(head + "metric = [\"y/{layer}\", \"z/{layer}\"]\nlabel = [\"y\"]\n") ==
         "table spec t.toml: 'column[2].label' must list one label per metric (2)");
@@ -162,14 +163,6 @@ paper = "none"
 }
 
 TEST_CASE("table spec: unknown keys, wrong types and empty fields are one-line errors", "[table][table_spec]") {
-  auto error_of = [](const std::string& text) -> std::string {
-    try {
-      parse(text);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   const std::string base = kMinimal;
   CHECK(error_of("colour = 1\n" + base) == "table spec t.toml: unknown key 'colour'");
   CHECK(error_of(base + "[select]\nsweeps = 1\n") == "table spec t.toml: unknown key 'select.sweeps'");
