@@ -195,13 +195,13 @@ std::vector<TableColumn> read_columns(const Reader& r) {
   const bool many = metric->is_array();
   const std::vector<std::string> metrics = many ? r.list<std::string>("metric", "strings")
                                                 : std::vector<std::string>{r.required_text("metric")};
+  if (metrics.empty()) r.fail("metric", "must not be empty");
   std::vector<std::string> labels;
   if (r.node("label")) {
     labels = many ? r.list<std::string>("label", "strings") : std::vector<std::string>{*r.text("label")};
     if (labels.size() != metrics.size())
       r.fail("label", "must list one label per metric (" + std::to_string(metrics.size()) + ")");
   }
-  if (metrics.empty()) r.fail("metric", "must not be empty");
   std::vector<TableColumn> out;
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     if (metrics[i].empty()) r.fail("metric", "must not contain empty metrics");
