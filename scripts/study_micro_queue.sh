@@ -121,10 +121,9 @@ members() {
   done
   for j in 0 5 1 2; do for k in 1 2 3; do echo "$C:$(( (k - 1) * 6 + j ))"; done; done
   for i in 0 1 2; do echo "$BS:$i"; done                 # the dense tiny base models (32.8 M tokens, lr 3e-3)
-  stories 2
+  stories 2; stories 3
   # MoHD 50% at dense's neighbouring learning rates, seed 1 (~1 h each): is its deficit dense's tuned rate?
   for i in 0 1; do echo "$ML:$i"; done
-  stories 3
   # MoHD 50%, 75% and x2 at seeds 4 and 5 (paired with dense seeds 4, 5): a row's seeds before the next
   # row's (member j of seed k is index (k-1)*3 + j)
   for j in 0 1 2; do for k in 1 2; do echo "$MS:$(( (k - 1) * 3 + j ))"; done; done
