@@ -20,7 +20,7 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
         H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds MS=micro_mohd_more_seeds
-        TM=micro_tomoe_levels_more_seeds ML=micro_mohd_lr"
+        TM=micro_tomoe_levels_more_seeds ML=micro_mohd_lr ML2=micro_mohd_lr_low"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -124,6 +124,7 @@ members() {
   stories 2; stories 3
   # MoHD 50% at dense's neighbouring learning rates, seed 1 (~1 h each): is its deficit dense's tuned rate?
   for i in 0 1; do echo "$ML:$i"; done
+  echo "$ML2:0"  # 1.5e-3: 3e-3 was the best of the three, at the grid's edge
   # MoHD 50%, 75% and x2 at seeds 4 and 5 (paired with dense seeds 4, 5): a row's seeds before the next
   # row's (member j of seed k is index (k-1)*3 + j)
   for j in 0 1 2; do for k in 1 2; do echo "$MS:$(( (k - 1) * 3 + j ))"; done; done
