@@ -20,7 +20,7 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
-                                     const std::function<void(std::int64_t)>& progress, Form form) {
+                                     const std::function<void(std::int64_t)>& progress, Form form, double temperature) {
   torch::NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
@@ -31,9 +31,12 @@ PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src,
                         [&](const torch::Tensor& t, std::int64_t next) {
                           const auto len = t.size(1);
                           auto logits = plan.forward(t.narrow(1, 0, len - 1));
-                          auto logp = torch::log_softmax(logits.to(torch::kFloat32), -1);
+                          auto scaled = logits.to(torch::kFloat32);
+                          if (temperature != 1.0) scaled = scaled / temperature;
+                          auto logp = torch::log_softmax(scaled, -1);
                           auto nll = -logp.gather(-1, t.narrow(1, 1, len - 1).unsqueeze(-1)).squeeze(-1);
                           r.nll_sum += nll.sum().to(torch::kFloat64).item<double>();
+                          r.entropy_sum -= (logp.exp() * logp).sum().to(torch::kFloat64).item<double>();
                           r.tokens += t.size(0) * (len - 1);
                           if (progress) progress(next);
                         });

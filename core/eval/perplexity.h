@@ -5,6 +5,9 @@
 //   loss = mean NLL per predicted token (nats); ppl = exp(loss);
 //   bpb  = total NLL / (ln 2 * text bytes) when the byte count is known (tokenizer-independent; when
 //          only a prefix is scored, its bytes are pro-rated by token share).
+//   entropy = mean over predicted tokens of the model's own predictive entropy -sum_v p(v) log p(v)
+//          (nats). Beside loss it reads calibration: a model whose probabilities match the text's
+//          frequencies has entropy ~ loss on average; entropy well below loss means overconfident.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -19,7 +22,9 @@ struct PerplexityResult {
   double nll_sum = 0.0;    // nats
   std::int64_t tokens = 0; // predicted tokens
   std::int64_t bytes = 0;  // text bytes covered (0: unknown)
+  double entropy_sum = 0.0;  // nats, summed predictive entropy
   double loss() const { return tokens ? nll_sum / tokens : 0.0; }
+  double entropy() const { return tokens ? entropy_sum / tokens : 0.0; }
   double ppl() const;
   double bpb() const;  // 0 when bytes unknown
 };
@@ -30,9 +35,11 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 // Scores the first max_tokens tokens of domain d (0: all). Runs in eval mode without gradients.
 // progress: called after each batch with the tokens of the domain read so far.
 // form: the MoHD / MoH compute form (a run's execution.form).
+// temperature: the model's logits are divided by it before the softmax (1: the model as it is; above 1
+// spreads its probability). Loss against temperature is the calibration reading behind entropy.
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
                                      const std::function<void(std::int64_t tokens_done)>& progress = {},
-                                     Form form = Form::automatic);
+                                     Form form = Form::automatic, double temperature = 1.0);
 
 }  // namespace moxlab

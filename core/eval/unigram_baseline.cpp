@@ -17,7 +17,10 @@ UnigramBaseline::UnigramBaseline(const TokenSource& train, int vocab_size) {
       total += static_cast<double>(n);
     }
   log_probs_.resize(vocab_size);
-  for (int t = 0; t < vocab_size; ++t) log_probs_[t] = std::log(counts[t] / total);
+  for (int t = 0; t < vocab_size; ++t) {
+    log_probs_[t] = std::log(counts[t] / total);
+    entropy_ -= std::exp(log_probs_[t]) * log_probs_[t];
+  }
 }
 
 PerplexityResult UnigramBaseline::evaluate(const TokenSource& src, int domain, std::int64_t max_tokens) const {
@@ -27,6 +30,7 @@ PerplexityResult UnigramBaseline::evaluate(const TokenSource& src, int domain, s
   PerplexityResult r;
   for (std::int64_t i = 1; i < n; ++i) r.nll_sum -= log_probs_[tokens[i]];
   r.tokens = std::max<std::int64_t>(0, n - 1);
+  r.entropy_sum = static_cast<double>(r.tokens) * entropy_;  // the same distribution at every position
   const std::int64_t total = src.size(domain);
   if (src.text_bytes(domain) > 0 && total > 0)
     r.bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(src.text_bytes(domain)) * n / total));

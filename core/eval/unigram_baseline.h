@@ -18,6 +18,7 @@ class UnigramBaseline {
 
  private:
   std::vector<double> log_probs_;
+  double entropy_ = 0.0;  // nats
 };
 
 }  // namespace moxlab

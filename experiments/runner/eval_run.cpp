@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,11 +27,13 @@ namespace moxlab {
 
 namespace {
 
-// What the three numbers of one perplexity evaluation are; the windows are the same for all three.
+// What the numbers of one perplexity evaluation are; the windows are the same for all of them.
 const char* kWindows = " over non-overlapping windows of train.seq_len tokens (context restarts each window)";
 const char* kPplDefinition = "token-level perplexity exp(mean next-token NLL)";
 const char* kLossDefinition = "mean next-token NLL (nats) per token";
 const char* kBpbDefinition = "bits per UTF-8 byte: summed NLL / (ln 2 * bytes of the scored text)";
+const char* kEntropyDefinition =
+    "mean predictive entropy -sum_v p(v) ln p(v) (nats) per token; below loss: overconfident on this text";
 
 void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& key, double value,
          double std_err, const nlohmann::json& meta) {
@@ -41,8 +44,9 @@ void put(RunStore& store, std::int64_t run, EvalRunResult& res, const std::strin
 }
 
 void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const std::string& name,
-                    const PerplexityResult& r, const std::string& split) {
+                    const PerplexityResult& r, const std::string& split, double temperature = 1.0) {
   nlohmann::json meta{{"split", split}, {"tokens", r.tokens}, {"bytes", r.bytes}};
+  if (temperature != 1.0) meta["temperature"] = temperature;  // the model's logits were divided by it
   auto put_one = [&](const char* metric, const char* definition, double value) {
     meta["metric"] = metric;
     meta["definition"] = std::string(definition) + kWindows;
@@ -51,6 +55,7 @@ void put_perplexity(RunStore& store, std::int64_t run, EvalRunResult& res, const
   put_one("ppl", kPplDefinition, r.ppl());
   put_one("loss", kLossDefinition, r.loss());
   if (r.bytes > 0) put_one("bpb", kBpbDefinition, r.bpb());
+  put_one("entropy", kEntropyDefinition, r.entropy());
 }
 
 // The checkpoint KL is measured against: the model's train.init_from for "init", else the path or sweep
@@ -77,6 +82,10 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
   auto progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
     if (opts.progress) opts.progress(phase, done, total);
   };
+  const bool scaled = opts.temperature != 1.0;
+  require(std::isfinite(opts.temperature) && opts.temperature > 0, "eval --temperature: must be a positive number");
+  require(!scaled || (opts.kl_reference.empty() && opts.tasks.size() == 1 && opts.tasks[0] == "none"),
+          "eval --temperature: applies to perplexity only; pass --tasks none and no --kl-reference");
   set_torch_threads(opts.threads);
   if (opts.ref.run_id >= 0) {  // an image run is evaluated as at the end of its training (test top-1)
     const std::string path = run_checkpoint_path(opts.ref.store, opts.ref.run_id);
@@ -90,6 +99,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       return res;
     }
   }
+  std::ostringstream temperature_text;
+  temperature_text << opts.temperature;  // 1.5, not 1.500000
+  const std::string suffix = scaled ? "@T" + temperature_text.str() : "";
   ResolvedCheckpoint ck = resolve_checkpoint(opts.ref, "eval");
   RunStore store(opts.ref.store);
   EvalRunResult res;
@@ -123,18 +135,22 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         sum.nll_sum += r.nll_sum;
         sum.tokens += r.tokens;
         sum.bytes += r.bytes;
+        sum.entropy_sum += r.entropy_sum;
       };
       std::int64_t total = 0, before = 0;  // validation tokens of all domains / of the domains done
       for (int d = 0; d < val.num_domains(); ++d) total += perplexity_tokens(val, d, opts.max_val_tokens);
       for (int d = 0; d < val.num_domains(); ++d) {
         auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size,
-                                     [&](std::int64_t done) { progress("perplexity", before + done, total); }, form);
+                                     [&](std::int64_t done) { progress("perplexity", before + done, total); }, form,
+                                     opts.temperature);
         before += perplexity_tokens(val, d, opts.max_val_tokens);
-        put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d), r, "val");
-        auto u = unigram.evaluate(val, d, opts.max_val_tokens);
-        put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
+        put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d) + suffix, r, "val", opts.temperature);
         accumulate(all, r);
-        accumulate(all_unigram, u);
+        if (!scaled) {
+          auto u = unigram.evaluate(val, d, opts.max_val_tokens);
+          put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
+          accumulate(all_unigram, u);
+        }
         if (reference) {
           const KlResult kl = evaluate_kl(model, *reference->model, val, d, seq_len, opts.max_val_tokens, opts.batch_size, form,
                                           form_from_name(reference->config.execution.form));
@@ -144,8 +160,8 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         }
       }
       if (reference) put_kl(store, ck.run_id, res, "val/all", kl_all, reference_path);
-      put_perplexity(store, ck.run_id, res, "val/all", all, "val (token-weighted over domains)");
-      put_perplexity(store, ck.run_id, res, "unigram/val/all", all_unigram, "val (add-one unigram of train tokens)");
+      put_perplexity(store, ck.run_id, res, "val/all" + suffix, all, "val (token-weighted over domains)", opts.temperature);
+      if (!scaled) put_perplexity(store, ck.run_id, res, "unigram/val/all", all_unigram, "val (add-one unigram of train tokens)");
     }
 
     if (opts.wikitext) {
@@ -158,8 +174,8 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         src.add("wikitext2", tok->encode(text), static_cast<std::int64_t>(text.size()));
         const std::int64_t total = src.size(0);
         auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size,
-                                     [&](std::int64_t done) { progress("wikitext2", done, total); }, form);
-        put_perplexity(store, ck.run_id, res, "wikitext2", r, "test (2891 non-empty rows)");
+                                     [&](std::int64_t done) { progress("wikitext2", done, total); }, form, opts.temperature);
+        put_perplexity(store, ck.run_id, res, "wikitext2" + suffix, r, "test (2891 non-empty rows)", opts.temperature);
       }
     }
 

@@ -127,8 +127,45 @@ TEST_CASE("Perplexity of a uniform model equals the vocabulary size", "[eval]") 
   CHECK(r.tokens == 19);  // every token but the first is predicted once
   CHECK(r.ppl() == Approx(10.0));
   CHECK(r.bpb() == Approx(19 * std::log(10.0) / (std::log(2.0) * 40)));
+  CHECK(r.entropy() == Approx(std::log(10.0)));  // uniform over 10 tokens: entropy ln 10 = its loss
   auto limited = evaluate_perplexity(m, src, 0, 8, 10, 4);
   CHECK(limited.tokens == 9);
+}
+
+TEST_CASE("Predictive entropy is the direct sum over the perplexity windows", "[eval]") {
+  Transformer m(test::tiny_model(32, 40));
+  m.init_weights(3);
+  std::vector<std::int32_t> tokens(20);
+  for (int i = 0; i < 20; ++i) tokens[i] = (i * 7 + 3) % 40;
+  VectorTokenSource src;
+  src.add("d", tokens);
+  const auto r = evaluate_perplexity(m, src, 0, 8, 0, 4);
+  // Windows [0, 9), [8, 17), [16, 20): contexts of 8, 8 and 3 tokens.
+  torch::NoGradGuard ng;
+  m.eval();
+  double want = 0;
+  for (const auto& [start, len] : std::vector<std::pair<int, int>>{{0, 8}, {8, 8}, {16, 3}}) {
+    const auto context = torch::tensor(std::vector<std::int64_t>(tokens.begin() + start, tokens.begin() + start + len)).unsqueeze(0);
+    const auto logp = torch::log_softmax(m.forward(context).to(torch::kDouble), -1);
+    want -= (logp.exp() * logp).sum().item<double>();
+  }
+  REQUIRE(r.tokens == 19);
+  CHECK(r.entropy() == Approx(want / 19).epsilon(1e-4));
+  // At temperature 2 the logits are halved before the softmax: flatter, so more entropy.
+  const auto hot = evaluate_perplexity(m, src, 0, 8, 0, 4, {}, Form::automatic, 2.0);
+  double hot_nll = 0, hot_entropy = 0;
+  for (const auto& [start, len] : std::vector<std::pair<int, int>>{{0, 8}, {8, 8}, {16, 3}}) {
+    const auto context = torch::tensor(std::vector<std::int64_t>(tokens.begin() + start, tokens.begin() + start + len)).unsqueeze(0);
+    const auto targets = torch::tensor(std::vector<std::int64_t>(tokens.begin() + start + 1, tokens.begin() + start + len + 1));
+    const auto logp = torch::log_softmax(m.forward(context).to(torch::kDouble) / 2.0, -1).squeeze(0);
+    hot_nll -= logp.gather(-1, targets.unsqueeze(-1)).sum().item<double>();
+    hot_entropy -= (logp.exp() * logp).sum().item<double>();
+  }
+  CHECK(hot.loss() == Approx(hot_nll / 19).epsilon(1e-4));
+  CHECK(hot.entropy() == Approx(hot_entropy / 19).epsilon(1e-4));
+  CHECK(hot.entropy() > r.entropy());
+  CHECK(r.entropy() > 0);
+  CHECK(r.entropy() < std::log(40.0));  // below uniform's ln 40: a random model is not uniform
 }
 
 TEST_CASE("The model scorer sums continuation log-probs and detects greedy continuations", "[eval]") {
@@ -156,6 +193,8 @@ TEST_CASE("The unigram baseline is add-one smoothed train frequency", "[eval]") 
   auto r = u.evaluate(val, 0, 0);
   CHECK(r.tokens == 2);
   CHECK(r.nll_sum == Approx(-std::log(3.0 / 8) - std::log(2.0 / 8)));
+  const double h = -(3.0 / 8 * std::log(3.0 / 8) + 2 * (2.0 / 8 * std::log(2.0 / 8)) + 1.0 / 8 * std::log(1.0 / 8));
+  CHECK(r.entropy() == Approx(h));  // the same distribution predicts every position
 }
 
 TEST_CASE("train.domains draws training windows from the chosen domains only, validation covers all", "[train][data]") {
