@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,12 @@ void interrupt_at_first_checkpoint(const std::string& args, const std::string& d
 bool one_line_error(const CliResult& r, const std::string& needle) {
   const bool one_line = r.err.find('\n') == r.err.size() - 1;
   return r.exit_code != 0 && one_line && r.err.rfind("moxlab: error: ", 0) == 0 && r.err.find(needle) != std::string::npos;
+}
+
+int shell(const std::string& cmd, const std::string& dir) {
+  const std::string line = "cd '" + dir + "' && { " + cmd + " ; } > '" + dir + "/out' 2> '" + dir + "/err'";
+  const int rc = std::system(line.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 std::string scratch_dir(const std::string& name) {

@@ -26,6 +26,9 @@ void interrupt_at_first_checkpoint(const std::string& args, const std::string& d
 // True when the command failed with exactly one line "moxlab: error: ..." containing needle.
 bool one_line_error(const CliResult& r, const std::string& needle);
 
+// Runs a shell command in dir with stdout and stderr to dir/out and dir/err; returns its exit status.
+int shell(const std::string& cmd, const std::string& dir);
+
 // A fresh folder for this test process.
 std::string scratch_dir(const std::string& name);
 

@@ -16,13 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs a shell command in dir with stdout and stderr to dir/out and dir/err; returns its exit status.
-int shell(const std::string& cmd, const std::string& dir) {
-  const std::string line = "cd '" + dir + "' && { " + cmd + " ; } > '" + dir + "/out' 2> '" + dir + "/err'";
-  const int rc = std::system(line.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 // Checks that every part in expected is in actual with the same bytes; returns how many parts it compared.
 std::size_t check_same_parts(const std::string& expected, const std::string& actual) {
   std::size_t parts = 0;
