@@ -24,7 +24,8 @@ scratch=$(mktemp -d)
 retrained_dirs=()
 child=
 cleanup() {
-  [ -z "$child" ] || kill "$child" 2>/dev/null || true
+  # A training step stops at its next step boundary and ends its heartbeat (up to half a minute).
+  if [ -n "$child" ]; then kill "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
   for d in "${retrained_dirs[@]}"; do rm -rf "$d"; done
   rm -rf "$scratch"
 }
