@@ -3,9 +3,9 @@
 # several temperatures (moxlab eval --temperature): the calibration reading behind a comparison whose
 # teacher or evaluation text is out of the model's domain. The study store is only read; everything is
 # evaluated in a scratch copy. A run whose checkpoint is gone (trained on another machine) is trained
-# again there first, from its sweep member, by its own pinned build (runs/pinned/REV/build/moxlab); list
-# the run it was initialised from (sweep:NAME/VARIANT) before it. The store's own loss stands beside the
-# temperature-1 row, so a run that did not come back the same shows. Appends to OUT.partial per run (an
+# again there first, from its sweep member, by its own pinned build (runs/pinned/REV/build/moxlab), after
+# the run it was initialised from (sweep:NAME/VARIANT) when that one is gone too. The store's own loss
+# stands beside the temperature-1 row, so a run that did not come back the same shows. Appends to OUT.partial per run (an
 # interrupted scan resumes there) and moves it to OUT when every run is done.
 #   scripts/temperature_scan.sh STORE OUT.tsv RUN_ID...
 #   TEMPERATURES="1 1.5 2" MAX_VAL_TOKENS=65536 (the studies' final evaluation) MOXLAB=build/moxlab
@@ -45,34 +45,53 @@ q() { sqlite3 -separator $'\t' "$scratch/store.db" "$1"; }
 # Runs trained here get ids from 1000001 on: their folders cannot be mistaken for the study's.
 q "insert into runs(id, name, created_at) values (1000000, 'temperature_scan: retrained runs follow', 0)"
 
+declare -A retrained=()  # study run id -> its run trained again here
+# Sets `ready` to the id, in the scratch store, of a run with run $1's weights: $1 itself while its
+# checkpoint is on disk, else that run trained again from its sweep member by its pinned build (first
+# the run it was initialised from, sweep:NAME/VARIANT[/SEED], when that one's checkpoint is gone too).
+make_ready() {
+  local id=$1 checkpoint rev seed member sweep index pinned init from_sweep from_variant from_seed from
+  if [ -n "${retrained[$id]:-}" ]; then ready=${retrained[$id]}; return; fi
+  checkpoint=$(q "select path from artifacts where run_id = $id and kind = 'checkpoint' order by id desc limit 1")
+  if [ -n "$checkpoint" ] && [ -f "$checkpoint" ]; then ready=$id; return; fi
+  IFS=$'\t' read -r rev seed init <<< "$(q "select substr(git_rev, 1, 7), seed,
+      json_extract(config_json, '\$.\"train.init_from\"') from runs where id = $id")"
+  member=$(q "select sweep_id, idx from sweep_members where run_id = $id")
+  [ -n "$member" ] || { echo "temperature_scan: run $id has no checkpoint and no sweep member to train it again" >&2; exit 1; }
+  IFS=$'\t' read -r sweep index <<< "$member"
+  pinned=runs/pinned/$rev/build/moxlab
+  [ -x "$pinned" ] || { echo "temperature_scan: training run $id again needs its build $rev at $pinned" >&2; exit 1; }
+  if [[ $init == sweep:* ]]; then
+    IFS=/ read -r from_sweep from_variant from_seed <<< "${init#sweep:}"
+    from=$(q "select r.id from runs r join sweeps s on s.id = r.sweep_id where s.name = '$from_sweep'
+              and json_extract(r.config_json, '\$.\"run.variant\"') = '$from_variant'
+              and r.seed = ${from_seed:-$seed} and r.status = 'finished' order by r.id desc limit 1")
+    [ -z "$from" ] || make_ready "$from"
+  fi
+  q "delete from runs where id = $id;
+     update sweep_members set status = 'pending', run_id = NULL, attempts = 0, worker = '', error = ''
+     where sweep_id = $sweep and idx = $index"
+  echo "run $id (seed $seed): training it again, sweep $sweep member $index, build $rev" >&2
+  step nice "$pinned" sweep run "$sweep" --index "$index" --store "$scratch/store.db" --threads 1 --retry-failed \
+    >> "$scratch/train.log" 2>&1 || { tail -n 5 "$scratch/train.log" >&2; exit 1; }
+  ready=$(q "select run_id from sweep_members where sweep_id = $sweep and idx = $index")
+  retrained[$id]=$ready
+  retrained_dirs+=("$(q "select path from artifacts where run_id = $ready and kind = 'run_dir' limit 1")")
+}
+
 partial=$out.partial
 [ -f "$partial" ] || printf 'run\tvariant\tseed\tstore_loss\tretrained_as\ttemperature\tloss\tentropy\n' > "$partial"
 for id in "$@"; do
   [[ $id =~ ^[0-9]+$ ]] || { echo "temperature_scan: run id '$id' is not a number" >&2; exit 2; }
   if awk -F'\t' -v id="$id" 'NR > 1 && $1 == id { found = 1 } END { exit !found }' "$partial"; then continue; fi
-  info=$(q "select json_extract(config_json, '\$.\"run.variant\"'), seed, substr(git_rev, 1, 7),
+  info=$(q "select json_extract(config_json, '\$.\"run.variant\"'), seed,
                    (select value from results where run_id = $id and key = 'loss/val/all') from runs where id = $id and status = 'finished'")
   [ -n "$info" ] || { echo "temperature_scan: run $id is not a finished run of $store" >&2; exit 1; }
-  IFS=$'\t' read -r variant seed rev store_loss <<< "$info"
-  evaluated=$id
+  IFS=$'\t' read -r variant seed store_loss <<< "$info"
+  make_ready "$id"
+  evaluated=$ready
   retrained_as=-
-  checkpoint=$(q "select path from artifacts where run_id = $id and kind = 'checkpoint' order by id desc limit 1")
-  if [ -z "$checkpoint" ] || [ ! -f "$checkpoint" ]; then
-    member=$(q "select sweep_id, idx from sweep_members where run_id = $id")
-    [ -n "$member" ] || { echo "temperature_scan: run $id has no checkpoint and no sweep member to train it again" >&2; exit 1; }
-    IFS=$'\t' read -r sweep index <<< "$member"
-    pinned=runs/pinned/$rev/build/moxlab
-    [ -x "$pinned" ] || { echo "temperature_scan: training run $id again needs its build $rev at $pinned" >&2; exit 1; }
-    q "delete from runs where id = $id;
-       update sweep_members set status = 'pending', run_id = NULL, attempts = 0, worker = '', error = ''
-       where sweep_id = $sweep and idx = $index"
-    echo "run $id ($variant, seed $seed): training it again, sweep $sweep member $index, build $rev" >&2
-    step nice "$pinned" sweep run "$sweep" --index "$index" --store "$scratch/store.db" --threads 1 --retry-failed \
-      >> "$scratch/train.log" 2>&1 || { tail -n 5 "$scratch/train.log" >&2; exit 1; }
-    evaluated=$(q "select run_id from sweep_members where sweep_id = $sweep and idx = $index")
-    retrained_as=$evaluated
-    retrained_dirs+=("$(q "select path from artifacts where run_id = $evaluated and kind = 'run_dir' limit 1")")
-  fi
+  [ "$ready" = "$id" ] || retrained_as=$ready
   rows=""
   for t in $temperatures; do
     flags=()
