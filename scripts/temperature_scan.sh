@@ -5,8 +5,8 @@
 # evaluated in a scratch copy. A run whose checkpoint is gone (trained on another machine) is trained
 # again there first, from its sweep member, by its own pinned build (runs/pinned/REV/build/moxlab), after
 # the run it was initialised from (sweep:NAME/VARIANT) when that one is gone too. The store's own loss
-# stands beside the temperature-1 row, so a run that did not come back the same shows. Appends to OUT.partial per run (an
-# interrupted scan resumes there) and moves it to OUT when every run is done.
+# stands beside the temperature-1 row, so a run that did not come back the same shows. Appends to
+# OUT.partial per run (an interrupted scan resumes there) and moves it to OUT when every run is done.
 #   scripts/temperature_scan.sh STORE OUT.tsv RUN_ID...
 #   TEMPERATURES="1 1.5 2" MAX_VAL_TOKENS=65536 (the studies' final evaluation) MOXLAB=build/moxlab
 set -euo pipefail
@@ -84,7 +84,9 @@ partial=$out.partial
 for id in "$@"; do
   [[ $id =~ ^[0-9]+$ ]] || { echo "temperature_scan: run id '$id' is not a number" >&2; exit 2; }
   if awk -F'\t' -v id="$id" 'NR > 1 && $1 == id { found = 1 } END { exit !found }' "$partial"; then continue; fi
-  info=$(q "select json_extract(config_json, '\$.\"run.variant\"'), seed,
+  # From the study store: the scratch copy drops a run once it has been trained again (as the start of
+  # a run listed before it).
+  info=$(sqlite3 -readonly -separator $'\t' "$store" "select json_extract(config_json, '\$.\"run.variant\"'), seed,
                    (select value from results where run_id = $id and key = 'loss/val/all') from runs where id = $id and status = 'finished'")
   [ -n "$info" ] || { echo "temperature_scan: run $id is not a finished run of $store" >&2; exit 1; }
   IFS=$'\t' read -r variant seed store_loss <<< "$info"
