@@ -40,7 +40,7 @@ step() {
   child=
   return $rc
 }
-sqlite3 "$store" ".backup $scratch/store.db"
+sqlite3 -cmd ".timeout 60000" "$store" ".backup $scratch/store.db"
 q() { sqlite3 -separator $'\t' "$scratch/store.db" "$1"; }
 # Runs trained here get ids from 1000001 on: their folders cannot be mistaken for the study's.
 q "insert into runs(id, name, created_at) values (1000000, 'temperature_scan: retrained runs follow', 0)"
@@ -86,7 +86,7 @@ for id in "$@"; do
   if awk -F'\t' -v id="$id" 'NR > 1 && $1 == id { found = 1 } END { exit !found }' "$partial"; then continue; fi
   # From the study store: the scratch copy drops a run once it has been trained again (as the start of
   # a run listed before it).
-  info=$(sqlite3 -readonly -separator $'\t' "$store" "select json_extract(config_json, '\$.\"run.variant\"'), seed,
+  info=$(sqlite3 -readonly -cmd ".timeout 60000" -separator $'\t' "$store" "select json_extract(config_json, '\$.\"run.variant\"'), seed,
                    (select value from results where run_id = $id and key = 'loss/val/all') from runs where id = $id and status = 'finished'")
   [ -n "$info" ] || { echo "temperature_scan: run $id is not a finished run of $store" >&2; exit 1; }
   IFS=$'\t' read -r variant seed store_loss <<< "$info"
