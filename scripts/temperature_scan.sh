@@ -91,14 +91,13 @@ for id in "$@"; do
   [ -n "$info" ] || { echo "temperature_scan: run $id is not a finished run of $store" >&2; exit 1; }
   IFS=$'\t' read -r variant seed store_loss <<< "$info"
   make_ready "$id"
-  evaluated=$ready
   retrained_as=-
   [ "$ready" = "$id" ] || retrained_as=$ready
   rows=""
   for t in $temperatures; do
     flags=()
     [ "$t" = 1 ] || flags=(--temperature "$t")
-    step nice "$moxlab" eval --run "$evaluated" --store "$scratch/store.db" --tasks none --no-wikitext \
+    step nice "$moxlab" eval --run "$ready" --store "$scratch/store.db" --tasks none --no-wikitext \
       --max-val-tokens "$max_val_tokens" --threads 1 "${flags[@]}" > "$scratch/eval.out" 2> "$scratch/eval.log" \
       || { tail -n 3 "$scratch/eval.log" >&2; exit 1; }
     result=$(< "$scratch/eval.out")
