@@ -17,7 +17,8 @@ out=${2:?$usage}
 shift 2
 [ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
 [ -f "$store" ] || { echo "temperature_scan: no store at $store" >&2; exit 1; }
-temperatures=${TEMPERATURES:-1 1.25 1.5 1.75 2 2.25 2.5}
+read -ra temperatures <<< "${TEMPERATURES:-1 1.25 1.5 1.75 2 2.25 2.5}"
+[ ${#temperatures[@]} -gt 0 ] || { echo "temperature_scan: TEMPERATURES is empty" >&2; exit 2; }
 max_val_tokens=${MAX_VAL_TOKENS:-65536}
 moxlab=${MOXLAB:-build/moxlab}
 scratch=$(mktemp -d)
@@ -93,17 +94,17 @@ for id in "$@"; do
   make_ready "$id"
   retrained_as=-
   [ "$ready" = "$id" ] || retrained_as=$ready
+  # Every temperature from one forward pass; moxlab prints each key's results in the order of the list.
+  step nice "$moxlab" eval --run "$ready" --store "$scratch/store.db" --tasks none --no-wikitext \
+    --max-val-tokens "$max_val_tokens" --threads 1 --temperature "$(IFS=,; echo "${temperatures[*]}")" \
+    > "$scratch/eval.out" 2> "$scratch/eval.log" || { tail -n 3 "$scratch/eval.log" >&2; exit 1; }
+  mapfile -t losses < <(awk '$1 ~ /^loss\/val\/all(@|$)/ { print $2 }' "$scratch/eval.out")
+  mapfile -t entropies < <(awk '$1 ~ /^entropy\/val\/all(@|$)/ { print $2 }' "$scratch/eval.out")
+  [ ${#losses[@]} -eq ${#temperatures[@]} ] && [ ${#entropies[@]} -eq ${#temperatures[@]} ] \
+    || { echo "temperature_scan: run $id: eval printed ${#losses[@]} losses for ${#temperatures[@]} temperatures" >&2; exit 1; }
   rows=""
-  for t in $temperatures; do
-    flags=()
-    [ "$t" = 1 ] || flags=(--temperature "$t")
-    step nice "$moxlab" eval --run "$ready" --store "$scratch/store.db" --tasks none --no-wikitext \
-      --max-val-tokens "$max_val_tokens" --threads 1 "${flags[@]}" > "$scratch/eval.out" 2> "$scratch/eval.log" \
-      || { tail -n 3 "$scratch/eval.log" >&2; exit 1; }
-    result=$(< "$scratch/eval.out")
-    loss=$(awk '$1 ~ /^loss\/val\/all(@|$)/ { print $2 }' <<< "$result")
-    entropy=$(awk '$1 ~ /^entropy\/val\/all(@|$)/ { print $2 }' <<< "$result")
-    rows+="$id"$'\t'"$variant"$'\t'"$seed"$'\t'"$store_loss"$'\t'"$retrained_as"$'\t'"$t"$'\t'"$loss"$'\t'"$entropy"$'\n'
+  for i in "${!temperatures[@]}"; do
+    rows+="$id"$'\t'"$variant"$'\t'"$seed"$'\t'"$store_loss"$'\t'"$retrained_as"$'\t'"${temperatures[$i]}"$'\t'"${losses[$i]}"$'\t'"${entropies[$i]}"$'\n'
   done
   printf '%s' "$rows" >> "$partial"  # a run's rows land together
   echo "run $id ($variant, seed $seed): scanned" >&2

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/data/shards/token_source.h"
 #include "core/engine/form.h"
@@ -35,11 +36,18 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 // Scores the first max_tokens tokens of domain d (0: all). Runs in eval mode without gradients.
 // progress: called after each batch with the tokens of the domain read so far.
 // form: the MoHD / MoH compute form (a run's execution.form).
-// temperature: the model's logits are divided by it before the softmax (1: the model as it is; above 1
-// spreads its probability). Loss against temperature is the calibration reading behind entropy.
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
                                      const std::function<void(std::int64_t tokens_done)>& progress = {},
-                                     Form form = Form::automatic, double temperature = 1.0);
+                                     Form form = Form::automatic);
+
+// The same windows scored with the model's logits divided by each temperature before the softmax (1:
+// the model as it is; above 1 spreads its probability), one result per temperature in their order. Loss
+// against temperature is the calibration reading behind entropy; a temperature only rescales logits, so
+// one forward pass serves them all.
+std::vector<PerplexityResult> evaluate_perplexity_at_temperatures(
+    Transformer& model, const TokenSource& src, int domain, int seq_len, std::int64_t max_tokens, int batch_size,
+    const std::vector<double>& temperatures, const std::function<void(std::int64_t tokens_done)>& progress = {},
+    Form form = Form::automatic);
 
 }  // namespace moxlab

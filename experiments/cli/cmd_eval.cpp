@@ -1,5 +1,5 @@
 // `moxlab eval --run ID | --checkpoint PATH [--tasks a,b] [--limit N] [--no-perplexity] [--no-wikitext]
-// [--kl-reference init|PATH] [--temperature T]`
+// [--kl-reference init|PATH] [--temperature T[,T...]]`
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -25,9 +25,10 @@ void register_eval(CLI::App& app) {
       ->check(integer_in(0, std::numeric_limits<std::int64_t>::max() / 2));
   cmd->add_option("--kl-reference", o->kl_reference,
                   "also KL(reference || model) per validation domain: init (the model's train.init_from), a checkpoint path or sweep:NAME/VARIANT[/SEED]");
-  cmd->add_option("--temperature", o->temperature,
-                  "divide the model's logits by T in the perplexities (a calibration reading; keys end in @T; "
-                  "needs --tasks none)")
+  cmd->add_option("--temperature", o->temperatures,
+                  "divide the model's logits by T in the perplexities, for each T given (comma-separated, one forward "
+                  "pass; a calibration reading; keys end in @T; needs --tasks none)")
+      ->delimiter(',')
       ->check(number_in(1e-3, 1e3));
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward pass")->check(integer_in(1, 1 << 16));
   cmd->add_option("--threads", o->threads, "LibTorch threads (0: all cores)")->check(thread_count());

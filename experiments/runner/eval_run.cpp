@@ -82,8 +82,18 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
   auto progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
     if (opts.progress) opts.progress(phase, done, total);
   };
-  const bool scaled = opts.temperature != 1.0;
-  require(std::isfinite(opts.temperature) && opts.temperature > 0, "eval --temperature: must be a positive number");
+  require(!opts.temperatures.empty(), "eval --temperature: give at least one temperature");
+  std::vector<std::string> suffixes;  // of each temperature's keys: "" at 1, else "@T1.5"
+  for (std::size_t i = 0; i < opts.temperatures.size(); ++i) {
+    const double t = opts.temperatures[i];
+    std::ostringstream text;
+    text << t;  // 1.5, not 1.500000
+    require(std::isfinite(t) && t > 0, "eval --temperature: must be a positive number, got " + text.str());
+    for (std::size_t j = 0; j < i; ++j)
+      require(opts.temperatures[j] != t, "eval --temperature: " + text.str() + " is given twice");
+    suffixes.push_back(t == 1.0 ? "" : "@T" + text.str());
+  }
+  const bool scaled = opts.temperatures != std::vector<double>{1.0};
   require(!scaled || (opts.kl_reference.empty() && opts.tasks.size() == 1 && opts.tasks[0] == "none"),
           "eval --temperature: applies to perplexity only; pass --tasks none and no --kl-reference");
   set_torch_threads(opts.threads);
@@ -99,9 +109,6 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       return res;
     }
   }
-  std::ostringstream temperature_text;
-  temperature_text << opts.temperature;  // 1.5, not 1.500000
-  const std::string suffix = scaled ? "@T" + temperature_text.str() : "";
   ResolvedCheckpoint ck = resolve_checkpoint(opts.ref, "eval");
   RunStore store(opts.ref.store);
   EvalRunResult res;
@@ -121,7 +128,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       PreparedData prepared = prepare_data(data, log);
       ShardTokenSource train(prepared.shards_dir, Split::Train), val(prepared.shards_dir, Split::Val);
       const UnigramBaseline unigram(train, cfg.model.vocab_size);
-      PerplexityResult all, all_unigram;
+      const std::size_t temperatures = opts.temperatures.size();
+      std::vector<PerplexityResult> all(temperatures);
+      PerplexityResult all_unigram;
       std::optional<LoadedCheckpoint> reference;
       std::string reference_path;
       if (!opts.kl_reference.empty()) {
@@ -140,12 +149,14 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
       std::int64_t total = 0, before = 0;  // validation tokens of all domains / of the domains done
       for (int d = 0; d < val.num_domains(); ++d) total += perplexity_tokens(val, d, opts.max_val_tokens);
       for (int d = 0; d < val.num_domains(); ++d) {
-        auto r = evaluate_perplexity(model, val, d, seq_len, opts.max_val_tokens, opts.batch_size,
-                                     [&](std::int64_t done) { progress("perplexity", before + done, total); }, form,
-                                     opts.temperature);
+        const auto r = evaluate_perplexity_at_temperatures(
+            model, val, d, seq_len, opts.max_val_tokens, opts.batch_size, opts.temperatures,
+            [&](std::int64_t done) { progress("perplexity", before + done, total); }, form);
         before += perplexity_tokens(val, d, opts.max_val_tokens);
-        put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d) + suffix, r, "val", opts.temperature);
-        accumulate(all, r);
+        for (std::size_t i = 0; i < temperatures; ++i) {
+          put_perplexity(store, ck.run_id, res, "val/" + val.domain_name(d) + suffixes[i], r[i], "val", opts.temperatures[i]);
+          accumulate(all[i], r[i]);
+        }
         if (!scaled) {
           auto u = unigram.evaluate(val, d, opts.max_val_tokens);
           put_perplexity(store, ck.run_id, res, "unigram/val/" + val.domain_name(d), u, "val (add-one unigram of train tokens)");
@@ -160,7 +171,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         }
       }
       if (reference) put_kl(store, ck.run_id, res, "val/all", kl_all, reference_path);
-      put_perplexity(store, ck.run_id, res, "val/all" + suffix, all, "val (token-weighted over domains)", opts.temperature);
+      for (std::size_t i = 0; i < temperatures; ++i)
+        put_perplexity(store, ck.run_id, res, "val/all" + suffixes[i], all[i], "val (token-weighted over domains)",
+                       opts.temperatures[i]);
       if (!scaled) put_perplexity(store, ck.run_id, res, "unigram/val/all", all_unigram, "val (add-one unigram of train tokens)");
     }
 
@@ -173,9 +186,12 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
         VectorTokenSource src;
         src.add("wikitext2", tok->encode(text), static_cast<std::int64_t>(text.size()));
         const std::int64_t total = src.size(0);
-        auto r = evaluate_perplexity(model, src, 0, seq_len, 0, opts.batch_size,
-                                     [&](std::int64_t done) { progress("wikitext2", done, total); }, form, opts.temperature);
-        put_perplexity(store, ck.run_id, res, "wikitext2" + suffix, r, "test (2891 non-empty rows)", opts.temperature);
+        const auto r = evaluate_perplexity_at_temperatures(
+            model, src, 0, seq_len, 0, opts.batch_size, opts.temperatures,
+            [&](std::int64_t done) { progress("wikitext2", done, total); }, form);
+        for (std::size_t i = 0; i < opts.temperatures.size(); ++i)
+          put_perplexity(store, ck.run_id, res, "wikitext2" + suffixes[i], r[i], "test (2891 non-empty rows)",
+                         opts.temperatures[i]);
       }
     }
 

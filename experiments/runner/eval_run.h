@@ -22,11 +22,12 @@ struct EvalRunOptions {
   // kl/val/all). "" none; "init": the model's train.init_from (the dense model it was converted, pruned
   // or continue-tuned from); else a checkpoint path.
   std::string kl_reference;
-  // Divides the model's logits before the softmax in the validation and WikiText-2 perplexities (a
-  // calibration reading: how loss moves as the model's probability is spread or sharpened). Other than
-  // 1, its results are stored under keys ending in "@T<temperature>" (loss/val/all@T1.5), beside the
-  // model's own; it takes no zero-shot tasks, no KL reference and no unigram baseline.
-  double temperature = 1.0;
+  // The validation and WikiText-2 perplexities are scored with the model's logits divided by each of
+  // these before the softmax (a calibration reading: how loss moves as the model's probability is
+  // spread or sharpened), all from one forward pass. A temperature other than 1 stores its results under
+  // keys ending in "@T<temperature>" (loss/val/all@T1.5), beside the model's own; any such takes no
+  // zero-shot tasks, no KL reference and no unigram baseline.
+  std::vector<double> temperatures{1.0};
   int batch_size = 16;
   int threads = 0;
   std::function<void(const std::string&)> log;

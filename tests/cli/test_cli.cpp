@@ -115,6 +115,18 @@ TEST_CASE("A micro model trained on real package text lowers its loss, and eval 
     CHECK(store.items(1, "copa").size() == 12);
     CHECK(store.result(1, "lambada_openai/perplexity"));
   }
+  // Several temperatures from one pass: 1 rewrites the model's own keys with the same values, the others
+  // are stored beside them under @T keys.
+  auto scaled = run_cli("eval --run 1 --tasks none --max-val-tokens 1024 --no-wikitext --temperature 1,2", dir);
+  INFO(scaled.err);
+  REQUIRE(scaled.exit_code == 0);
+  CHECK(scaled.out.find("loss/val/all@T2") != std::string::npos);
+  const auto hot = store.result(1, "loss/val/all@T2"), hot_entropy = store.result(1, "entropy/val/all@T2");
+  REQUIRE(hot);
+  REQUIRE(hot_entropy);
+  CHECK(hot->meta_json.find("\"temperature\":2") != std::string::npos);
+  CHECK(store.result(1, "loss/val/all")->value == Approx(std::log(ppl->value)));
+  CHECK(hot_entropy->value > store.result(1, "entropy/val/all")->value);
 
   auto pr = run_cli("capture --run 1 --taps 'blocks.*.attn.out,blocks.0.ffn.act' --tokens 256 --seq-len 32 --out cap.h5", dir);
   INFO(pr.err);

@@ -40,6 +40,8 @@ TEST_CASE("Numbers and ids on the command line are validated with the flag named
       {"eval --run 1 --threads 99999", "--threads: must be an integer in [0, 4096]"},
       {"eval --run 1 --temperature 0", "--temperature: must be a number in [0.001, 1000], got '0'"},
       {"eval --run 1 --temperature 1.5", "eval --temperature: applies to perplexity only; pass --tasks none"},
+      {"eval --run 1 --temperature 1.5,0", "--temperature: must be a number in [0.001, 1000], got '0'"},
+      {"eval --run 1 --tasks none --temperature 1.5,2,1.5", "eval --temperature: 1.5 is given twice"},
       {"probe --run abc --out a.h5", "--run: must be a run id (a positive integer), got 'abc'"},
       {"probe --run 1 --tokens 99999999999999999999 --out a.h5", "--tokens: must be an integer"},
       {"observe --run 1 --top-p nan", "--top-p: must be a number in [0, 100], got 'nan'"},

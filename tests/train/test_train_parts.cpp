@@ -151,8 +151,14 @@ TEST_CASE("Predictive entropy is the direct sum over the perplexity windows", "[
   }
   REQUIRE(r.tokens == 19);
   CHECK(r.entropy() == Approx(want / 19).epsilon(1e-4));
-  // At temperature 2 the logits are halved before the softmax: flatter, so more entropy.
-  const auto hot = evaluate_perplexity(m, src, 0, 8, 0, 4, {}, Form::automatic, 2.0);
+  // At temperature 2 the logits are halved before the softmax: flatter, so more entropy. Both
+  // temperatures come from one pass; temperature 1 is the model as it is.
+  const auto both = evaluate_perplexity_at_temperatures(m, src, 0, 8, 0, 4, {1.0, 2.0});
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].nll_sum == r.nll_sum);
+  CHECK(both[0].entropy_sum == r.entropy_sum);
+  const PerplexityResult& hot = both[1];
+  CHECK(hot.tokens == 19);
   double hot_nll = 0, hot_entropy = 0;
   for (const auto& [start, len] : std::vector<std::pair<int, int>>{{0, 8}, {8, 8}, {16, 3}}) {
     const auto context = torch::tensor(std::vector<std::int64_t>(tokens.begin() + start, tokens.begin() + start + len)).unsqueeze(0);
