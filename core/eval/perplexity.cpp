@@ -20,7 +20,8 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 
 std::vector<PerplexityResult> evaluate_perplexity_at_temperatures(
     Transformer& model, const TokenSource& src, int domain, int seq_len, std::int64_t max_tokens, int batch_size,
-    const std::vector<double>& temperatures, const std::function<void(std::int64_t)>& progress, Form form) {
+    const std::vector<double>& temperatures, const std::function<void(std::int64_t)>& progress, Form form,
+    Entropy entropy) {
   torch::NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
@@ -37,7 +38,8 @@ std::vector<PerplexityResult> evaluate_perplexity_at_temperatures(
                             auto nll = -logp.gather(-1, targets).squeeze(-1);
                             PerplexityResult& r = results[i];
                             r.nll_sum += nll.sum().to(torch::kFloat64).item<double>();
-                            r.entropy_sum -= (logp.exp() * logp).sum().to(torch::kFloat64).item<double>();
+                            if (entropy == Entropy::computed)
+                              r.entropy_sum -= (logp.exp() * logp).sum().to(torch::kFloat64).item<double>();
                             r.tokens += t.size(0) * (len - 1);
                           }
                           if (progress) progress(next);
@@ -52,8 +54,9 @@ std::vector<PerplexityResult> evaluate_perplexity_at_temperatures(
 
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
-                                     const std::function<void(std::int64_t)>& progress, Form form) {
-  return evaluate_perplexity_at_temperatures(model, src, domain, seq_len, max_tokens, batch_size, {1.0}, progress, form)[0];
+                                     const std::function<void(std::int64_t)>& progress, Form form, Entropy entropy) {
+  return evaluate_perplexity_at_temperatures(model, src, domain, seq_len, max_tokens, batch_size, {1.0}, progress, form,
+                                             entropy)[0];
 }
 
 }  // namespace moxlab

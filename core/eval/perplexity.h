@@ -23,12 +23,16 @@ struct PerplexityResult {
   double nll_sum = 0.0;    // nats
   std::int64_t tokens = 0; // predicted tokens
   std::int64_t bytes = 0;  // text bytes covered (0: unknown)
-  double entropy_sum = 0.0;  // nats, summed predictive entropy
+  double entropy_sum = 0.0;  // nats, summed predictive entropy (0 when skipped)
   double loss() const { return tokens ? nll_sum / tokens : 0.0; }
   double entropy() const { return tokens ? entropy_sum / tokens : 0.0; }
   double ppl() const;
   double bpb() const;  // 0 when bytes unknown
 };
+
+// Whether a pass also sums the predictive entropy: a further pass over every logit (exp, product, sum),
+// costing more than the log-softmax itself, so a caller that only reads the loss skips it.
+enum class Entropy { computed, skipped };
 
 // The tokens evaluate_perplexity scores of domain d with this max_tokens (0: all).
 std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t max_tokens);
@@ -39,7 +43,7 @@ std::int64_t perplexity_tokens(const TokenSource& src, int domain, std::int64_t 
 PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src, int domain, int seq_len,
                                      std::int64_t max_tokens, int batch_size,
                                      const std::function<void(std::int64_t tokens_done)>& progress = {},
-                                     Form form = Form::automatic);
+                                     Form form = Form::automatic, Entropy entropy = Entropy::computed);
 
 // The same windows scored with the model's logits divided by each temperature before the softmax (1:
 // the model as it is; above 1 spreads its probability), one result per temperature in their order. Loss
@@ -48,6 +52,6 @@ PerplexityResult evaluate_perplexity(Transformer& model, const TokenSource& src,
 std::vector<PerplexityResult> evaluate_perplexity_at_temperatures(
     Transformer& model, const TokenSource& src, int domain, int seq_len, std::int64_t max_tokens, int batch_size,
     const std::vector<double>& temperatures, const std::function<void(std::int64_t tokens_done)>& progress = {},
-    Form form = Form::automatic);
+    Form form = Form::automatic, Entropy entropy = Entropy::computed);
 
 }  // namespace moxlab

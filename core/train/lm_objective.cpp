@@ -75,7 +75,7 @@ Metrics LmObjective::validate() {
   double nll = 0;
   std::int64_t tokens = 0;
   for (int d = 0; d < val_->num_domains(); ++d) {
-    auto r = evaluate_perplexity(*model_, *val_, d, t_.seq_len, t_.eval_tokens, t_.batch_size, {}, form_);
+    auto r = evaluate_perplexity(*model_, *val_, d, t_.seq_len, t_.eval_tokens, t_.batch_size, {}, form_, Entropy::skipped);
     if (r.tokens == 0) continue;
     m.emplace_back("val/" + val_->domain_name(d) + "/loss", r.loss());
     nll += r.nll_sum;

@@ -151,6 +151,10 @@ TEST_CASE("Predictive entropy is the direct sum over the perplexity windows", "[
   }
   REQUIRE(r.tokens == 19);
   CHECK(r.entropy() == Approx(want / 19).epsilon(1e-4));
+  // Skipping the entropy (the trainer's validation reads only the loss) leaves the loss as it was.
+  const auto lean = evaluate_perplexity(m, src, 0, 8, 0, 4, {}, Form::automatic, Entropy::skipped);
+  CHECK(lean.nll_sum == r.nll_sum);
+  CHECK(lean.entropy_sum == 0);
   // At temperature 2 the logits are halved before the softmax: flatter, so more entropy. Both
   // temperatures come from one pass; temperature 1 is the model as it is.
   const auto both = evaluate_perplexity_at_temperatures(m, src, 0, 8, 0, 4, {1.0, 2.0});
