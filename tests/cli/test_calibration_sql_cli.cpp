@@ -1,7 +1,8 @@
-// scripts/temperature_pairs.sql reads scripts/temperature_scan.sh's TSV: per pair of variants, the paired
-// difference of validation loss at temperature 1 and at each run's best temperature, with its 95%
-// t-interval, checked here against values computed by hand; stories260K (one model, whatever the seed)
-// pairs with every seed.
+// The calibration readings' SQL, checked against values computed by hand. scripts/temperature_pairs.sql
+// reads scripts/temperature_scan.sh's TSV: per pair of variants, the paired difference of validation loss
+// at temperature 1 and at each run's best temperature, with its 95% t-interval; stories260K (one model,
+// whatever the seed) pairs with every seed. scripts/temperature_holdout.sql reads
+// scripts/temperature_holdout.sh's: the second half's loss at the temperature chosen on the first.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -40,4 +41,24 @@ TEST_CASE("temperature_pairs.sql: paired intervals at temperature 1 and at each 
   CHECK_THAT(out, Catch::Matchers::Contains("70%|Taylor + distillation - stories260K|2|-0.150 [-0.785, +0.485]|+0.150 [-0.485, +0.785]"));
   CHECK_THAT(out, Catch::Matchers::Contains("tomoe_70|3|5.100|3.000|4.600|2.0 2.0 2.0"));
   CHECK(out.find("50%") == std::string::npos);  // no rows of variants not scanned
+}
+
+TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's best temperature", "[e2e][calibration]") {
+  const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_holdout");
+  std::ofstream tsv(dir + "/holdout.tsv");
+  tsv << "run\tvariant\tseed\ttemperature\tfirst_loss\tfirst_tokens\twhole_loss\twhole_tokens\n"
+      // run 1, second half (NLL of the whole minus the first's, over 200 tokens): at 1 (1440 - 500) / 200 = 4.7,
+      // at 2 (1380 - 450) / 200 = 4.65; the first half's best (2) is the second's too: cost 0.
+      << "1\ta\t1\t1\t5.0\t100\t4.8\t300\n1\ta\t1\t2\t4.5\t100\t4.6\t300\n"
+      // run 2: at 1 (1260 - 400) / 200 = 4.3, at 2 (1200 - 410) / 200 = 3.95; the first half picks 1: cost 0.35.
+      << "2\tb\t1\t1\t4.0\t100\t4.2\t300\n2\tb\t1\t2\t4.1\t100\t4.0\t300\n";
+  tsv.close();
+  REQUIRE(shell("sqlite3 :memory: -cmd '.mode tabs' -cmd '.import holdout.tsv holdout' -cmd '.mode list' < '" + src +
+                    "/scripts/temperature_holdout.sql'",
+                dir) == 0);
+  const std::string out = file_text(dir + "/out");
+  INFO(out << file_text(dir + "/err"));
+  CHECK_THAT(out, Catch::Matchers::Contains("1|a|1|2.0|2.0|4.7000|4.6500|4.6500|0.0000"));
+  CHECK_THAT(out, Catch::Matchers::Contains("2|b|1|1.0|2.0|4.3000|4.3000|3.9500|0.3500"));
+  CHECK_THAT(out, Catch::Matchers::Contains("2|0.3500|0.1750|1"));  // runs, largest and mean cost, same choice
 }
