@@ -89,9 +89,9 @@ EvalRunResult run_evaluation(const EvalRunOptions& opts) {
     std::ostringstream text;
     text << t;  // 1.5, not 1.500000
     require(std::isfinite(t) && t > 0, "eval --temperature: must be a positive number, got " + text.str());
-    for (std::size_t j = 0; j < i; ++j)
-      require(opts.temperatures[j] != t, "eval --temperature: " + text.str() + " is given twice");
     suffixes.push_back(t == 1.0 ? "" : "@T" + text.str());
+    for (std::size_t j = 0; j < i; ++j)  // two that print alike would store under one key
+      require(suffixes[j] != suffixes[i], "eval --temperature: " + text.str() + " is given twice");
   }
   const bool scaled = opts.temperatures != std::vector<double>{1.0};
   require(!scaled || (opts.kl_reference.empty() && opts.tasks.size() == 1 && opts.tasks[0] == "none"),
