@@ -20,7 +20,7 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         ST=stories_tomoe TW=micro_tomoe_widths DM=micro_dense_matched BT=base_tiny_lr BH=base_tiny_lr_high
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
         H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds MS=micro_mohd_more_seeds
-        TM=micro_tomoe_levels_more_seeds ML=micro_mohd_lr ML2=micro_mohd_lr_low"
+        TM=micro_tomoe_levels_more_seeds ML=micro_mohd_lr ML2=micro_mohd_lr_low R=micro_methods_retrained"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -128,14 +128,17 @@ members() {
   # MoHD 50%, 75% and x2 at seeds 4 and 5 (paired with dense seeds 4, 5): a row's seeds before the next
   # row's (member j of seed k is index (k-1)*3 + j)
   for j in 0 1 2; do for k in 1 2; do echo "$MS:$(( (k - 1) * 3 + j ))"; done; done
-  # last, the zero-shot scores of micro_methods and MoHD x2 seed 1, whose checkpoints were lost on
-  # 2026-12-01: ~1-2.3 h of regeneration each (the dense ones are regenerated above). MoH 75% and 50%
-  # first (the paper's claim is in zero-shot accuracy), then MoHD 50%, a row's seeds before the next row's
-  for j in 2 3 1; do for k in 1 2 3; do
-    i=$(( (k - 1) * 4 + j ))
-    echo "ck:$M:$i $M:$i"; echo "zs:$M:$i ck:$M:$i"
+  # the zero-shot scores of the seed-4 and -5 checkpoints on this machine: dense, MoHD 50%, 75%, x2
+  for k in 1 2; do echo "zs:$D5:$(( k - 1 )) ck:$D5:$(( k - 1 ))"; done
+  for j in 0 1 2; do for k in 1 2; do echo "zs:$MS:$(( (k - 1) * 3 + j )) ck:$MS:$(( (k - 1) * 3 + j ))"; done; done
+  # last, the zero-shot scores of micro_methods' MoH 75%, MoH 50% and MoHD 50% at seeds 1-3, whose
+  # checkpoints were lost on 2026-12-01 and cannot be regenerated bit for bit on another CPU (MoH 75% seed
+  # 1 was tried): those members trained again here (~1.3 h each), each scored while its checkpoint is
+  # here; a row's seeds before the next row's (member j of seed k is index (k-1)*3 + j)
+  for j in 0 1 2; do for k in 1 2 3; do
+    i=$(( (k - 1) * 3 + j ))
+    echo "$R:$i"; echo "zs:$R:$i $R:$i"
   done; done
-  echo "ck:$X:0 $X:0"; echo "zs:$X:0 ck:$X:0"
 }
 # A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
 members | grep -Ev '(^|[ :]):[0-9]'
