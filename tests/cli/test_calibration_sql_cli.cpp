@@ -2,10 +2,14 @@
 // reads scripts/temperature_scan.sh's TSV: per pair of variants, the paired difference of validation loss
 // at temperature 1 and at each run's best temperature, with its 95% t-interval; stories260K (one model,
 // whatever the seed) pairs with every seed. scripts/temperature_holdout.sql reads
-// scripts/temperature_holdout.sh's: the second half's loss at the temperature chosen on the first.
+// scripts/temperature_holdout.sh's: the second half's loss at the temperature chosen on the first. The
+// holdout script itself is run on a freshly trained micro model.
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
 
 #include "tests/cli/cli_support.h"
 
@@ -61,4 +65,47 @@ TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's b
   CHECK_THAT(out, Catch::Matchers::Contains("1|a|1|2.0|2.0|4.7000|4.6500|4.6500|0.0000"));
   CHECK_THAT(out, Catch::Matchers::Contains("2|b|1|1.0|2.0|4.3000|4.3000|3.9500|0.3500"));
   CHECK_THAT(out, Catch::Matchers::Contains("2|0.3500|0.1750|1"));  // runs, largest and mean cost, same choice
+}
+
+TEST_CASE("temperature_holdout.sh scores a run's half and whole at each temperature, the study store untouched", "[e2e][calibration]") {
+  const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_holdout_sh");
+  // The script runs from the source tree: the model's data cache must be named absolutely.
+  write_micro_config(dir, 30);
+  const std::string config = file_text(dir + "/micro.toml");
+  std::ofstream(dir + "/micro.toml") << std::regex_replace(config, std::regex("cache_dir = \"cache\""),
+                                                           "cache_dir = \"" + dir + "/cache\"");
+  REQUIRE(run_cli("train --config micro.toml", dir).exit_code == 0);
+  const std::string store = dir + "/runs/runs.db";
+  const std::string before = file_text(store);
+  const std::string script = "MOXLAB='" MOXLAB_CLI "' MAX_VAL_TOKENS=2048 TEMPERATURES='1 2' bash '" + src +
+                             "/scripts/temperature_holdout.sh' '" + store + "' '" + dir + "/holdout.tsv' ";
+  REQUIRE(shell(script + "1", dir) == 0);
+  INFO(file_text(dir + "/err"));
+  CHECK(file_text(store) == before);
+  std::istringstream tsv(file_text(dir + "/holdout.tsv"));
+  std::string line;
+  std::getline(tsv, line);
+  CHECK(line == "run\tvariant\tseed\ttemperature\tfirst_loss\tfirst_tokens\twhole_loss\twhole_tokens");
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(tsv, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
+    REQUIRE(fields.size() == 8);
+    rows.push_back(fields);
+  }
+  REQUIRE(rows.size() == 2);
+  CHECK(std::stod(rows[0][3]) == 1.0);
+  CHECK(std::stod(rows[1][3]) == 2.0);
+  for (const auto& r : rows) {
+    CHECK(r[0] == "1");
+    // Up to 1024 tokens per domain, then up to 2048: the half is about half of the whole.
+    const double first = std::stod(r[5]), whole = std::stod(r[7]);
+    CHECK(first > 0.45 * whole);
+    CHECK(first < 0.55 * whole);
+    CHECK(std::stod(r[4]) > 0);
+  }
+  CHECK(rows[0][6] != rows[1][6]);  // temperature 2 scores other losses
+  CHECK(shell(script + "7", dir) == 1);
+  CHECK(file_text(dir + "/err").find("run 7 is not a finished run") != std::string::npos);
 }
