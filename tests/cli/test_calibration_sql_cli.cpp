@@ -15,8 +15,23 @@
 
 using namespace moxlab::testing;
 
+namespace {
+
+// Runs scripts/SCRIPT on dir/TSV imported as TABLE (the command line the scripts' headers give, '|'
+// between columns) and returns what it printed.
+std::string run_sql(const std::string& dir, const std::string& tsv, const std::string& table, const std::string& script) {
+  const int status = shell("sqlite3 :memory: -cmd '.mode tabs' -cmd '.import " + tsv + " " + table + "' -cmd '.mode list' < '" +
+                               std::string(MOXLAB_SOURCE_DIR) + "/scripts/" + script + "'",
+                           dir);
+  INFO(file_text(dir + "/err"));
+  REQUIRE(status == 0);
+  return file_text(dir + "/out");
+}
+
+}  // namespace
+
 TEST_CASE("temperature_pairs.sql: paired intervals at temperature 1 and at each run's best", "[e2e][calibration]") {
-  const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_pairs");
+  const std::string dir = scratch_dir("temperature_pairs");
   std::ofstream tsv(dir + "/scan.tsv");
   tsv << "run\tvariant\tseed\tstore_loss\tretrained_as\ttemperature\tloss\tentropy\n";
   struct Run {
@@ -32,11 +47,8 @@ TEST_CASE("temperature_pairs.sql: paired intervals at temperature 1 and at each 
     tsv << r.id << '\t' << r.variant << '\t' << r.seed << "\t0\t-\t1\t" << r.at_one << "\t3\n"
         << r.id << '\t' << r.variant << '\t' << r.seed << "\t0\t-\t2\t" << r.at_two << "\t4\n";
   tsv.close();
-  REQUIRE(shell("sqlite3 :memory: -cmd '.mode tabs' -cmd '.import scan.tsv scan' -cmd '.mode list' < '" + src +
-                    "/scripts/temperature_pairs.sql'",
-                dir) == 0);
-  const std::string out = file_text(dir + "/out");
-  INFO(out << file_text(dir + "/err"));
+  const std::string out = run_sql(dir, "scan.tsv", "scan", "temperature_pairs.sql");
+  INFO(out);
   // one expert - ToMoE at 1: -0.2, -0.1, -0.3: mean -0.2, sd 0.1, 4.303 * 0.1 / sqrt(3) = 0.248.
   // At the best temperature (2 for all but e1 seed 1, whose 4.6 is at 2 too): +0.1, +0.05, +0.05:
   // mean 0.0667, sd 0.0289, half-width 4.303 * 0.0289 / sqrt(3) = 0.0717.
@@ -48,7 +60,7 @@ TEST_CASE("temperature_pairs.sql: paired intervals at temperature 1 and at each 
 }
 
 TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's best temperature", "[e2e][calibration]") {
-  const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_holdout");
+  const std::string dir = scratch_dir("temperature_holdout");
   std::ofstream tsv(dir + "/holdout.tsv");
   tsv << "run\tvariant\tseed\ttemperature\tfirst_loss\tfirst_tokens\twhole_loss\twhole_tokens\n"
       // run 1, second half (NLL of the whole minus the first's, over 200 tokens): at 1 (1440 - 500) / 200 = 4.7,
@@ -57,11 +69,8 @@ TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's b
       // run 2: at 1 (1260 - 400) / 200 = 4.3, at 2 (1200 - 410) / 200 = 3.95; the first half picks 1: cost 0.35.
       << "2\tb\t1\t1\t4.0\t100\t4.2\t300\n2\tb\t1\t2\t4.1\t100\t4.0\t300\n";
   tsv.close();
-  REQUIRE(shell("sqlite3 :memory: -cmd '.mode tabs' -cmd '.import holdout.tsv holdout' -cmd '.mode list' < '" + src +
-                    "/scripts/temperature_holdout.sql'",
-                dir) == 0);
-  const std::string out = file_text(dir + "/out");
-  INFO(out << file_text(dir + "/err"));
+  const std::string out = run_sql(dir, "holdout.tsv", "holdout", "temperature_holdout.sql");
+  INFO(out);
   CHECK_THAT(out, Catch::Matchers::Contains("1|a|1|2.0|2.0|4.7000|4.6500|4.6500|0.0000"));
   CHECK_THAT(out, Catch::Matchers::Contains("2|b|1|1.0|2.0|4.3000|4.3000|3.9500|0.3500"));
   CHECK_THAT(out, Catch::Matchers::Contains("2|0.3500|0.1750|1"));  // runs, largest and mean cost, same choice
