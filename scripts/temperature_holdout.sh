@@ -49,8 +49,9 @@ for id in "$@"; do
   rows=$(sqlite3 -separator $'\t' "$scratch/store.db" "select h.run, json_extract(r.config_json, '\$.\"run.variant\"'), r.seed,
       h.temperature, h.loss, h.tokens, w.loss, w.tokens from holdout h join holdout w on w.run = h.run and w.temperature = h.temperature
       and w.n = $whole join runs r on r.id = h.run where h.run = $id and h.n = $(( whole / 2 )) order by h.temperature")
-  [ "$(wc -l <<< "$rows")" -eq ${#temperatures[@]} ] \
-    || { echo "temperature_holdout: run $id: eval stored $(wc -l <<< "$rows") temperatures of ${#temperatures[@]}" >&2; exit 1; }
+  stored=$(grep -c . <<< "$rows" || true)  # wc -l would count an empty result as one line
+  [ "$stored" -eq ${#temperatures[@]} ] \
+    || { echo "temperature_holdout: run $id: eval stored $stored temperatures of ${#temperatures[@]}" >&2; exit 1; }
   printf '%s\n' "$rows" >> "$partial"  # a run's rows land together
   echo "run $id: done" >&2
 done
