@@ -87,10 +87,11 @@ for id in "$@"; do
   if awk -F'\t' -v id="$id" 'NR > 1 && $1 == id { found = 1 } END { exit !found }' "$partial"; then continue; fi
   # From the study store: the scratch copy drops a run once it has been trained again (as the start of
   # a run listed before it).
-  info=$(sqlite3 -readonly -cmd ".timeout 60000" -separator $'\t' "$store" "select json_extract(config_json, '\$.\"run.variant\"'), seed,
+  # (Unit separator, not tab: bash's read merges runs of whitespace, which would drop an empty variant.)
+  info=$(sqlite3 -readonly -cmd ".timeout 60000" -separator $'\x1f' "$store" "select json_extract(config_json, '\$.\"run.variant\"'), seed,
                    (select value from results where run_id = $id and key = 'loss/val/all') from runs where id = $id and status = 'finished'")
   [ -n "$info" ] || { echo "temperature_scan: run $id is not a finished run of $store" >&2; exit 1; }
-  IFS=$'\t' read -r variant seed store_loss <<< "$info"
+  IFS=$'\x1f' read -r variant seed store_loss <<< "$info"
   make_ready "$id"
   retrained_as=-
   [ "$ready" = "$id" ] || retrained_as=$ready

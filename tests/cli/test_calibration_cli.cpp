@@ -1,11 +1,12 @@
-// The calibration readings' SQL, checked against values computed by hand. scripts/temperature_pairs.sql
-// reads scripts/temperature_scan.sh's TSV: per pair of variants, the paired difference of validation loss
-// at temperature 1 and at each run's best temperature, with its 95% t-interval; stories260K (one model,
-// whatever the seed) pairs with every seed. scripts/temperature_holdout.sql reads
-// scripts/temperature_holdout.sh's: the second half's loss at the temperature chosen on the first. The
-// holdout script itself is run on a freshly trained micro model.
+// The calibration readings. Their SQL is checked against values computed by hand:
+// scripts/temperature_pairs.sql reads scripts/temperature_scan.sh's TSV: per pair of variants, the paired
+// difference of validation loss at temperature 1 and at each run's best temperature, with its 95%
+// t-interval; stories260K (one model, whatever the seed) pairs with every seed.
+// scripts/temperature_holdout.sql reads scripts/temperature_holdout.sh's: the second half's loss at the
+// temperature chosen on the first. Both scripts are run on a freshly trained micro model.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -16,6 +17,30 @@
 using namespace moxlab::testing;
 
 namespace {
+
+// Trains the micro model of write_micro_config (30 steps) in dir, its data cache named absolutely: the
+// calibration scripts run from the source tree.
+void train_micro_for_scripts(const std::string& dir) {
+  write_micro_config(dir, 30);
+  const std::string config = file_text(dir + "/micro.toml");
+  std::ofstream(dir + "/micro.toml") << std::regex_replace(config, std::regex("cache_dir = \"cache\""),
+                                                           "cache_dir = \"" + dir + "/cache\"");
+  REQUIRE(run_cli("train --config micro.toml", dir).exit_code == 0);
+}
+
+// The rows of a TSV file after its header line (returned in `header`), split at tabs.
+std::vector<std::vector<std::string>> tsv_rows(const std::string& path, std::string& header) {
+  std::istringstream tsv(file_text(path));
+  std::getline(tsv, header);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(tsv, line);) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
+    rows.push_back(fields);
+  }
+  return rows;
+}
 
 // Runs scripts/SCRIPT on dir/TSV imported as TABLE (the command line the scripts' headers give, '|'
 // between columns) and returns what it printed.
@@ -78,12 +103,7 @@ TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's b
 
 TEST_CASE("temperature_holdout.sh scores a run's half and whole at each temperature, the study store untouched", "[e2e][calibration]") {
   const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_holdout_sh");
-  // The script runs from the source tree: the model's data cache must be named absolutely.
-  write_micro_config(dir, 30);
-  const std::string config = file_text(dir + "/micro.toml");
-  std::ofstream(dir + "/micro.toml") << std::regex_replace(config, std::regex("cache_dir = \"cache\""),
-                                                           "cache_dir = \"" + dir + "/cache\"");
-  REQUIRE(run_cli("train --config micro.toml", dir).exit_code == 0);
+  train_micro_for_scripts(dir);
   const std::string store = dir + "/runs/runs.db";
   const std::string before = file_text(store);
   const std::string script = "MOXLAB='" MOXLAB_CLI "' MAX_VAL_TOKENS=2048 TEMPERATURES='1 2' bash '" + src +
@@ -91,18 +111,10 @@ TEST_CASE("temperature_holdout.sh scores a run's half and whole at each temperat
   REQUIRE(shell(script + "1", dir) == 0);
   INFO(file_text(dir + "/err"));
   CHECK(file_text(store) == before);
-  std::istringstream tsv(file_text(dir + "/holdout.tsv"));
-  std::string line;
-  std::getline(tsv, line);
-  CHECK(line == "run\tvariant\tseed\ttemperature\tfirst_loss\tfirst_tokens\twhole_loss\twhole_tokens");
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(tsv, line)) {
-    std::vector<std::string> fields;
-    std::istringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
-    REQUIRE(fields.size() == 8);
-    rows.push_back(fields);
-  }
+  std::string header;
+  const auto rows = tsv_rows(dir + "/holdout.tsv", header);
+  CHECK(header == "run\tvariant\tseed\ttemperature\tfirst_loss\tfirst_tokens\twhole_loss\twhole_tokens");
+  for (const auto& r : rows) REQUIRE(r.size() == 8);
   REQUIRE(rows.size() == 2);
   CHECK(std::stod(rows[0][3]) == 1.0);
   CHECK(std::stod(rows[1][3]) == 2.0);
@@ -117,4 +129,52 @@ TEST_CASE("temperature_holdout.sh scores a run's half and whole at each temperat
   CHECK(rows[0][6] != rows[1][6]);  // temperature 2 scores other losses
   CHECK(shell(script + "7", dir) == 1);
   CHECK(file_text(dir + "/err").find("run 7 is not a finished run") != std::string::npos);
+}
+
+TEST_CASE("temperature_scan.sh scores a run at each temperature, resumes, and leaves the study store untouched", "[e2e][calibration]") {
+  const std::string src = MOXLAB_SOURCE_DIR, dir = scratch_dir("temperature_scan_sh");
+  train_micro_for_scripts(dir);
+  // The study runs' final evaluation, on the tokens the scan will score.
+  REQUIRE(run_cli("eval --run 1 --tasks none --no-wikitext --max-val-tokens 2048", dir).exit_code == 0);
+  const std::string store = dir + "/runs/runs.db";
+  const std::string before = file_text(store);
+  const std::string script = "MOXLAB='" MOXLAB_CLI "' MAX_VAL_TOKENS=2048 TEMPERATURES='1 2' bash '" + src +
+                             "/scripts/temperature_scan.sh' '" + store + "' ";
+  REQUIRE(shell(script + "'" + dir + "/scan.tsv' 1", dir) == 0);
+  INFO(file_text(dir + "/err"));
+  CHECK(file_text(store) == before);
+  CHECK(!std::ifstream(dir + "/scan.tsv.partial"));  // moved to OUT once every run is done
+  std::string header;
+  const auto rows = tsv_rows(dir + "/scan.tsv", header);
+  CHECK(header == "run\tvariant\tseed\tstore_loss\tretrained_as\ttemperature\tloss\tentropy");
+  REQUIRE(rows.size() == 2);
+  REQUIRE(shell("sqlite3 '" + store + "' \"select value from results where run_id = 1 and key = 'loss/val/all'\"", dir) == 0);
+  const double store_loss = std::stod(file_text(dir + "/out"));
+  for (const auto& r : rows) {
+    REQUIRE(r.size() == 8);
+    CHECK(r[0] == "1");
+    CHECK(std::stod(r[3]) == Approx(store_loss).epsilon(1e-9));
+    CHECK(r[4] == "-");  // its checkpoint is here: not trained again
+    CHECK(std::stod(r[6]) > 0);
+  }
+  CHECK(std::abs(std::stod(rows[0][6]) - store_loss) < 1e-4);  // at temperature 1 the store's own loss
+  CHECK(std::stod(rows[0][5]) == 1.0);
+  CHECK(std::stod(rows[1][5]) == 2.0);
+  // Hotter logits spread the predictive distribution: higher entropy.
+  CHECK(std::stod(rows[1][7]) > std::stod(rows[0][7]));
+
+  // A run already in OUT.partial (an interrupted scan) is not scanned again.
+  const std::string partial = "run\tvariant\tseed\tstore_loss\tretrained_as\ttemperature\tloss\tentropy\n"
+                              "1\t\t1\t9\t-\t1\t9.5\t1\n";
+  std::ofstream(dir + "/resumed.tsv.partial") << partial;
+  REQUIRE(shell(script + "'" + dir + "/resumed.tsv' 1", dir) == 0);
+  CHECK(file_text(dir + "/resumed.tsv") == partial);
+
+  CHECK(shell(script + "'" + dir + "/bad.tsv' 7", dir) == 1);
+  CHECK(file_text(dir + "/err").find("run 7 is not a finished run") != std::string::npos);
+  // A run whose checkpoint is gone is trained again from its sweep member; a lone run has none.
+  REQUIRE(shell("rm \"$(sqlite3 '" + store + "' \"select path from artifacts where run_id = 1 and kind = 'checkpoint'\")\"", dir) == 0);
+  CHECK(shell(script + "'" + dir + "/gone.tsv' 1", dir) == 1);
+  CHECK(file_text(dir + "/err").find("run 1 has no checkpoint and no sweep member") != std::string::npos);
+  CHECK(file_text(store) == before);
 }
