@@ -95,7 +95,7 @@ status_of() {
           run=$(run_of "$member")
           path=$(query "select path from artifacts where run_id = $run and kind = 'checkpoint' order by id desc limit 1")
           if [ -f "$path" ]; then echo finished
-          elif pgrep -f -- "--store runs/studies/regen/run-$run.db" > /dev/null; then echo held
+          elif pgrep -f -- "--store runs/studies/regen/run-$run[.-]" > /dev/null; then echo held
           else echo pending; fi ;;
     *) query "select case when m.status = 'running' and r.heartbeat > strftime('%s', 'now') - 300 then 'held'
                      else m.status end

@@ -131,14 +131,20 @@ members() {
   # the zero-shot scores of the seed-4 and -5 checkpoints on this machine: dense, MoHD 50%, 75%, x2
   for k in 1 2; do echo "zs:$D5:$(( k - 1 )) ck:$D5:$(( k - 1 ))"; done
   for j in 0 1 2; do for k in 1 2; do echo "zs:$MS:$(( (k - 1) * 3 + j )) ck:$MS:$(( (k - 1) * 3 + j ))"; done; done
-  # last, the zero-shot scores of micro_methods' MoH 75%, MoH 50% and MoHD 50% at seeds 1-3, whose
-  # checkpoints were lost on 2026-12-01 and cannot be regenerated bit for bit on another CPU (MoH 75% seed
-  # 1 was tried): those members trained again here (~1.3 h each), each scored while its checkpoint is
-  # here; a row's seeds before the next row's (member j of seed k is index (k-1)*3 + j)
-  for j in 0 1 2; do for k in 1 2 3; do
-    i=$(( (k - 1) * 3 + j ))
-    echo "$R:$i"; echo "zs:$R:$i $R:$i"
-  done; done
+  # MoH 75% at seeds 1-3 and MoH 50% at seed 1 trained again on the model-167 Xeon's own OpenBLAS kernels
+  # (micro_methods_retrained, member j of seed k is index (k-1)*3 + j), each scored while its checkpoint is
+  # here: how far the kernels move a routed run (started before the kernels were found; its other
+  # members are not run)
+  for i in 0 3 6 1; do echo "$R:$i"; echo "zs:$R:$i $R:$i"; done
+  # last, the zero-shot scores of the routed models whose checkpoints were lost with the first Xeons:
+  # regenerated bit for bit on their OpenBLAS kernels (Prescott, data/micro_openblas.tsv), MoH 75% and
+  # 50% at seeds 1-5, then MoHD 50% at seeds 1-3 (~1.3 h each, 4 min of scoring)
+  regenerated() { echo "ck:$1 $1"; echo "zs:$1 ck:$1"; }
+  for j in 2 3; do
+    for k in 1 2 3; do regenerated "$M:$(( (k - 1) * 4 + j ))"; done
+    for k in 1 2; do regenerated "$H5:$(( (k - 1) * 2 + j - 2 ))"; done
+  done
+  for k in 1 2 3; do regenerated "$M:$(( (k - 1) * 4 + 1 ))"; done
 }
 # A sweep the store does not hold yet (planned at the script's next start) has no id: leave its lines out.
 members | grep -Ev '(^|[ :]):[0-9]'

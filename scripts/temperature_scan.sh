@@ -51,7 +51,7 @@ declare -A retrained=()  # study run id -> its run trained again here
 # checkpoint is on disk, else that run trained again from its sweep member by its pinned build (first
 # the run it was initialised from, sweep:NAME/VARIANT[/SEED], when that one's checkpoint is gone too).
 make_ready() {
-  local id=$1 checkpoint rev seed member sweep index pinned init from_sweep from_variant from_seed from
+  local id=$1 checkpoint rev seed member sweep index pinned init from_sweep from_variant from_seed from core
   if [ -n "${retrained[$id]:-}" ]; then ready=${retrained[$id]}; return; fi
   checkpoint=$(q "select path from artifacts where run_id = $id and kind = 'checkpoint' order by id desc limit 1")
   if [ -n "$checkpoint" ] && [ -f "$checkpoint" ]; then ready=$id; return; fi
@@ -73,7 +73,8 @@ make_ready() {
      update sweep_members set status = 'pending', run_id = NULL, attempts = 0, worker = '', error = ''
      where sweep_id = $sweep and idx = $index"
   echo "run $id (seed $seed): training it again, sweep $sweep member $index, build $rev" >&2
-  step nice "$pinned" sweep run "$sweep" --index "$index" --store "$scratch/store.db" --threads 1 --retry-failed \
+  core=${OPENBLAS_CORETYPE:-$(scripts/openblas_core_of.sh "$store" "$id")}  # the kernels that trained it
+  step env ${core:+OPENBLAS_CORETYPE=$core} nice "$pinned" sweep run "$sweep" --index "$index" --store "$scratch/store.db" --threads 1 --retry-failed \
     >> "$scratch/train.log" 2>&1 || { tail -n 5 "$scratch/train.log" >&2; exit 1; }
   ready=$(q "select run_id from sweep_members where sweep_id = $sweep and idx = $index")
   retrained[$id]=$ready

@@ -71,6 +71,20 @@ std::string write_micro_config(const std::string& dir, int max_steps) {
   return path;
 }
 
+std::string write_micro_config_for_scripts(const std::string& dir, int max_steps) {
+  const std::string path = write_micro_config(dir, max_steps);
+  std::string config = file_text(path);
+  const auto put = [&](const std::string& from, const std::string& to) {
+    const auto at = config.find(from);
+    if (at == std::string::npos) throw std::logic_error("write_micro_config has no '" + from + "'");
+    config.replace(at, from.size(), to);
+  };
+  put("cache_dir = \"cache\"", "cache_dir = \"" + dir + "/cache\"");
+  put("name = \"micro\"\n", "name = \"micro\"\nout_dir = \"" + dir + "/runs\"\n");
+  std::ofstream(path) << config;
+  return path;
+}
+
 std::string train_micro_checkpoint(const std::string& dir, int max_steps) {
   write_micro_config(dir, max_steps);
   const CliResult dense = run_cli("train --config micro.toml", dir);

@@ -34,6 +34,9 @@ std::string scratch_dir(const std::string& name);
 
 // Writes micro.toml into dir: default corpus capped per domain, BPE 512, dim 64, 2 layers.
 std::string write_micro_config(const std::string& dir, int max_steps);
+// The same with its data cache and run folders named absolutely (dir/cache, dir/runs), for scripts that
+// run from the source tree.
+std::string write_micro_config_for_scripts(const std::string& dir, int max_steps);
 
 // Writes micro.toml into dir, trains it for max_steps as the first run of dir/runs/runs.db and returns
 // that run's checkpoint path (the dense start of conversion, pruning and continue-tuning tests); throws

@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -18,13 +17,10 @@ using namespace moxlab::testing;
 
 namespace {
 
-// Trains the micro model of write_micro_config (30 steps) in dir, its data cache named absolutely: the
-// calibration scripts run from the source tree.
+// Trains the micro model of write_micro_config (30 steps) in dir (the calibration scripts run from the
+// source tree: its paths absolute).
 void train_micro_for_scripts(const std::string& dir) {
-  write_micro_config(dir, 30);
-  const std::string config = file_text(dir + "/micro.toml");
-  std::ofstream(dir + "/micro.toml") << std::regex_replace(config, std::regex("cache_dir = \"cache\""),
-                                                           "cache_dir = \"" + dir + "/cache\"");
+  write_micro_config_for_scripts(dir, 30);
   REQUIRE(run_cli("train --config micro.toml", dir).exit_code == 0);
 }
 
