@@ -21,12 +21,9 @@ target=$(query "$store" "select path from artifacts where run_id = $run and kind
 [ -n "$target" ] || { echo "regenerate_checkpoint: run $run has no checkpoint path recorded" >&2; exit 1; }
 if [ -f "$target" ]; then echo "regenerate_checkpoint: $target exists"; exit 0; fi
 
-# The OpenBLAS kernels that trained the run (a routed run comes back bit for bit only on those); an
-# OPENBLAS_CORETYPE set in the environment wins.
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  core=$(scripts/openblas_core_of.sh "$store" "$run")
-  [ -z "$core" ] || export OPENBLAS_CORETYPE=$core
-fi
+# The OpenBLAS kernels that trained the run (a routed run comes back bit for bit only on those).
+core=$(scripts/openblas_core_of.sh "$store" "$run")
+[ -z "$core" ] || export OPENBLAS_CORETYPE=$core
 mkdir -p runs/studies/regen
 scratch=runs/studies/regen/run-$run${OPENBLAS_CORETYPE:+-$OPENBLAS_CORETYPE}.db  # one per kernel tried
 if [ ! -f "$scratch" ]; then  # the store as it is, the member made pending again

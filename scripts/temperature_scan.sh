@@ -73,7 +73,7 @@ make_ready() {
      update sweep_members set status = 'pending', run_id = NULL, attempts = 0, worker = '', error = ''
      where sweep_id = $sweep and idx = $index"
   echo "run $id (seed $seed): training it again, sweep $sweep member $index, build $rev" >&2
-  core=${OPENBLAS_CORETYPE:-$(scripts/openblas_core_of.sh "$store" "$id")}  # the kernels that trained it
+  core=$(scripts/openblas_core_of.sh "$store" "$id")  # the OpenBLAS kernels that trained it
   step env ${core:+OPENBLAS_CORETYPE=$core} nice "$pinned" sweep run "$sweep" --index "$index" --store "$scratch/store.db" --threads 1 --retry-failed \
     >> "$scratch/train.log" 2>&1 || { tail -n 5 "$scratch/train.log" >&2; exit 1; }
   ready=$(q "select run_id from sweep_members where sweep_id = $sweep and idx = $index")
