@@ -50,11 +50,15 @@ for core in "$@"; do
   OPENBLAS_CORETYPE=$core nice -n 10 "$binary" sweep run "$sweep" --index "$idx" --store "$db" --threads 1 \
     > "$scratch/$core.log" 2>&1 &
   child=$!
-  until [ "$(query "$db" "select count(*) from metrics where run_id > 2000000 and key = 'train/loss' and step > $steps")" != 0 ]; do
-    kill -0 "$child" 2>/dev/null || { tail -n 3 "$scratch/$core.log" >&2; echo "openblas_probe: $core: training stopped" >&2; exit 1; }
+  past_steps() { [ "$(query "$db" "select count(*) from metrics where run_id > 2000000 and key = 'train/loss' and step > $steps")" != 0 ]; }
+  # A short run may finish between two looks: it has stopped too early only if it never got past STEPS.
+  until past_steps; do
+    kill -0 "$child" 2>/dev/null || past_steps ||
+      { tail -n 3 "$scratch/$core.log" >&2; echo "openblas_probe: $core: training stopped" >&2; exit 1; }
     sleep 5
   done
-  kill "$child"; wait "$child" 2>/dev/null || true
+  kill "$child" 2>/dev/null || true
+  wait "$child" 2>/dev/null || true
   child=
   new=$(query "$db" "select max(id) from runs")
   values "$db" "$new" > "$scratch/new"

@@ -39,6 +39,10 @@ TEST_CASE("openblas_probe.sh gives back a member trained on the kernels it names
   for (const auto& e : std::filesystem::directory_iterator(dir + "/runs")) folders += e.is_directory();
   CHECK(folders == 1);  // the member's own
 
+  // Past step 39 is the run's last logged step, 40: the training has ended by the time the probe looks.
+  CHECK(shell(probe + id + ":0 39 Prescott", dir) == 0);
+  CHECK(file_text(dir + "/out").rfind("Prescott: equal, ", 0) == 0);
+
   // A store whose run logged another train loss at step 20 (by one part in a million) is told apart.
   const std::string altered = dir + "/altered.db";
   REQUIRE(shell("cp '" + store + "' '" + altered + "' && sqlite3 '" + altered +
