@@ -38,6 +38,9 @@ values() {  # STORE RUN: the metrics logged up to step $steps (a step logged twi
   query "$1" "select distinct key, step, printf('%.17g', value) from metrics
               where run_id = $2 and step <= $steps and key != 'train/tokens_per_s' order by step, key"
 }
+past_steps() {  # DB: the run trained there has logged its train loss past step $steps
+  [ "$(query "$1" "select count(*) from metrics where run_id > 2000000 and key = 'train/loss' and step > $steps")" != 0 ]
+}
 values "$store" "$run" > "$scratch/original"
 [ -s "$scratch/original" ] || { echo "openblas_probe: run $run logged no metrics up to step $steps" >&2; exit 1; }
 for core in "$@"; do
@@ -50,10 +53,9 @@ for core in "$@"; do
   OPENBLAS_CORETYPE=$core nice -n 10 "$binary" sweep run "$sweep" --index "$idx" --store "$db" --threads 1 \
     > "$scratch/$core.log" 2>&1 &
   child=$!
-  past_steps() { [ "$(query "$db" "select count(*) from metrics where run_id > 2000000 and key = 'train/loss' and step > $steps")" != 0 ]; }
   # A short run may finish between two looks: it has stopped too early only if it never got past STEPS.
-  until past_steps; do
-    kill -0 "$child" 2>/dev/null || past_steps ||
+  until past_steps "$db"; do
+    kill -0 "$child" 2>/dev/null || past_steps "$db" ||
       { tail -n 3 "$scratch/$core.log" >&2; echo "openblas_probe: $core: training stopped" >&2; exit 1; }
     sleep 5
   done
