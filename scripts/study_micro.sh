@@ -128,9 +128,10 @@ run_member() {
 live() { pgrep -fc -- "--store ($store|runs/studies/regen/)" || true; }
 
 # A lane takes the first member of the queue that is not finished, not held by a live process, not taken
-# by a lane of this script (claims/<member>: mkdir is atomic) and whose needs are finished; a member is
-# tried once per start of the script (a failed one again: its cause may have been fixed). Choosing and starting a member happen under one lock, so two lanes
-# count each other's processes. With nothing to take it waits while a member still runs, else it ends.
+# by a lane of this start or of another one still running (claims/<member>: mkdir is atomic) and whose
+# needs are finished; a member is tried once per start of the script (a failed one again: its cause may
+# have been fixed). Choosing and starting a member happen under one lock, so two lanes count each
+# other's processes. With nothing to take it waits while a member still runs, else it ends.
 # The CPU each member ran on: the store's host column reads "vm" on every machine and a pinned binary
 # cannot gain a column, so a line per member goes to data/micro_cpus.tsv, committed with the store.
 cpus=docs/reproduction/data/$(basename "$store" .db)_cpus.tsv
@@ -144,8 +145,18 @@ record_cpu() {  # record_cpu MEMBER EXIT_STATUS
   printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$1" "$(run_of "$1" 2> /dev/null || true)" "$2" \
     "$(cpu_of_machine)" >> "$cpus"
 }
+# claims/MEMBER/owner: the start of this script that took the member. A start clears the claims of starts
+# that have ended, not those of one still running: a second start adds a lane beside it.
 claims=runs/studies/claims
-rm -rf "$claims" && mkdir -p "$claims"
+mkdir -p "$claims"
+(
+  flock 9
+  for claim in "$claims"/*/; do
+    [ -d "$claim" ] || continue
+    owner=$(cat "$claim/owner" 2> /dev/null || true)
+    [ -n "$owner" ] && grep -qs study_micro.sh "/proc/$owner/cmdline" || rm -rf "$claim"
+  done
+) 9> "$claims/.lock"
 # A lost checkpoint is regenerated only while a member that starts from it is still to run (regenerating
 # one whose dependents all finished, such as MoHD x2 seed 2's after its zero-shot scores, costs hours).
 needed() {  # needed CK QUEUE
@@ -169,7 +180,7 @@ run_lane() {
       case $member in ck:*) needed "$member" "$queue" || continue ;; esac
       ready=1
       for need in $needs; do [ "$(status_of "$need")" = "finished" ] || ready=0; done
-      [ "$ready" = 1 ] && mkdir "$claims/$member" 2> /dev/null && { next=$member; break; }
+      [ "$ready" = 1 ] && mkdir "$claims/$member" 2> /dev/null && { echo $$ > "$claims/$member/owner"; next=$member; break; }
     done <<< "$queue"
     if [ -z "$next" ]; then
       flock -u 8
@@ -185,7 +196,6 @@ run_lane() {
     status=0
     wait "$pid" || { status=$?; echo "$name: $next ended with $status"; }
     record_cpu "$next" "$status"
-    touch "$claims/$next/done"
     scripts/export_store.sh "$store"
   done
 }
