@@ -88,13 +88,23 @@ TEST_CASE("temperature_holdout.sql: the second half's loss at the first half's b
       // at 2 (1380 - 450) / 200 = 4.65; the first half's best (2) is the second's too: cost 0.
       << "1\ta\t1\t1\t5.0\t100\t4.8\t300\n1\ta\t1\t2\t4.5\t100\t4.6\t300\n"
       // run 2: at 1 (1260 - 400) / 200 = 4.3, at 2 (1200 - 410) / 200 = 3.95; the first half picks 1: cost 0.35.
-      << "2\tb\t1\t1\t4.0\t100\t4.2\t300\n2\tb\t1\t2\t4.1\t100\t4.0\t300\n";
+      << "2\tb\t1\t1\t4.0\t100\t4.2\t300\n2\tb\t1\t2\t4.1\t100\t4.0\t300\n"
+      // run 3, a's one expert, seed 1: at 1 (1470 - 500) / 200 = 4.85, at 2 (1410 - 460) / 200 = 4.75; picks 2.
+      << "3\ta_e1\t1\t1\t5.0\t100\t4.9\t300\n3\ta_e1\t1\t2\t4.6\t100\t4.7\t300\n"
+      // run 4, a, seed 2: at 1 4.7, at 2 (1350 - 450) / 200 = 4.5; picks 2.
+      << "4\ta\t2\t1\t5.0\t100\t4.8\t300\n4\ta\t2\t2\t4.5\t100\t4.5\t300\n"
+      // run 5, a_e1, seed 2: at 1 4.85, at 2 (1440 - 460) / 200 = 4.9; picks 2, cost 0.05.
+      << "5\ta_e1\t2\t1\t5.0\t100\t4.9\t300\n5\ta_e1\t2\t2\t4.6\t100\t4.8\t300\n";
   tsv.close();
   const std::string out = run_sql(dir, "holdout.tsv", "holdout", "temperature_holdout.sql");
   INFO(out);
   CHECK_THAT(out, Catch::Matchers::Contains("1|a|1|2.0|2.0|4.7000|4.6500|4.6500|0.0000"));
   CHECK_THAT(out, Catch::Matchers::Contains("2|b|1|1.0|2.0|4.3000|4.3000|3.9500|0.3500"));
-  CHECK_THAT(out, Catch::Matchers::Contains("2|0.3500|0.1750|1"));  // runs, largest and mean cost, same choice
+  CHECK_THAT(out, Catch::Matchers::Contains("5|a_e1|2|2.0|1.0|4.8500|4.9000|4.8500|0.0500"));
+  CHECK_THAT(out, Catch::Matchers::Contains("5|0.3500|0.0800|3"));  // runs, largest and mean cost, same choice
+  // a_e1 - a per seed at each one's first-half choice: 4.75 - 4.65 = +0.10, 4.9 - 4.5 = +0.40; mean 0.25,
+  // sd 0.2121, se 0.15, t(1) 12.706: [-1.656, +2.156].
+  CHECK_THAT(out, Catch::Matchers::Contains("a_e1 - a|2|+0.250 [-1.656, +2.156]|+0.100, +0.400"));
 }
 
 TEST_CASE("temperature_holdout.sh scores a run's half and whole at each temperature, the study store untouched", "[e2e][calibration]") {
