@@ -11,6 +11,14 @@ store=${STORE:-runs/studies/micro.db}
 # scorecard was generated from.
 exec 9> "$(dirname "$store")/.export.lock"
 flock 9
+# A later evaluation (moxlab eval --run N) adds its results task by task: exported mid-way, its run would
+# show in the tables with some tasks only. Training members are exported as they go (their curves are
+# whole up to their last step); evaluations are waited for, a few minutes each.
+while pgrep -f -- " eval --run [0-9]+ --store $store( |\$)" > /dev/null; do
+  echo "waiting for the evaluation of run(s) $(pgrep -af -- " eval --run [0-9]+ --store $store( |\$)" |
+        sed -E 's/.* eval --run ([0-9]+).*/\1/' | paste -sd ' ') to finish"
+  sleep 30
+done
 MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
 scripts/scorecard.sh
 git add -A "docs/reproduction/data/$(basename "$store" .db)" docs/reproduction/README.md
