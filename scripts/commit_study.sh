@@ -14,9 +14,10 @@ flock 9
 # A later evaluation (moxlab eval --run N) adds its results task by task: exported mid-way, its run would
 # show in the tables with some tasks only. Training members are exported as they go (their curves are
 # whole up to their last step); evaluations are waited for, a few minutes each.
-while pgrep -f -- " eval --run [0-9]+ --store $store( |\$)" > /dev/null; do
-  echo "waiting for the evaluation of run(s) $(pgrep -af -- " eval --run [0-9]+ --store $store( |\$)" |
-        sed -E 's/.* eval --run ([0-9]+).*/\1/' | paste -sd ' ') to finish"
+evaluation=" eval --run [0-9]+ --store $store( |\$)"
+while pgrep -f -- "$evaluation" > /dev/null; do
+  echo "waiting for the evaluation of run(s) $(pgrep -af -- "$evaluation" | sed -E 's/.* eval --run ([0-9]+).*/\1/' |
+        paste -sd ' ') to finish"
   sleep 30
 done
 MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
