@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Commits a study's progress: its store exported (scripts/export_store.sh), the README's scorecard
-# regenerated from the committed stores (scripts/scorecard.sh) and the CPU each member ran on, in one
-# commit; the scorecard test fails on a store committed without its scorecard.
+# Commits a study's progress: its store exported (scripts/export_store.sh), the README's scorecard and
+# the study tables regenerated from the committed stores (scripts/scorecard.sh, scripts/study_tables.sh)
+# and the CPU each member ran on, in one commit; the scorecard and study-table tests fail on a store
+# committed without them.
 #   scripts/commit_study.sh "Study micro: ..."        # STORE=runs/studies/other.db for another study
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,8 @@ while pgrep -f -- "$evaluation" > /dev/null; do
 done
 MOXLAB_EXPORT_LOCKED=1 scripts/export_store.sh "$store"
 scripts/scorecard.sh
-git add -A "docs/reproduction/data/$(basename "$store" .db)" docs/reproduction/README.md
+scripts/study_tables.sh
+git add -A "docs/reproduction/data/$(basename "$store" .db)" docs/reproduction/README.md docs/reproduction/*/study_*.md
 cpus=docs/reproduction/data/$(basename "$store" .db)_cpus.tsv  # each member's CPU (scripts/study_micro.sh)
 [ ! -f "$cpus" ] || git add "$cpus"
 git commit -q -m "$message"
