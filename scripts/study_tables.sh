@@ -17,17 +17,12 @@ for d in docs/reproduction/data/*/; do scripts/load_store.sh "$d" "$scratch/$(ba
 stale=() tables=0
 for table in docs/reproduction/*/study_*.md; do
   name=$(basename "$table" .md)
-  spec=experiments/tables/$name.toml args=()
-  case $name in
-    # The micro half of the learning-rate grids was in a store lost with its machine (README, base
-    # models); the shipped table is the tiny half, whose sweeps are in micro.db.
-    study_base_tiny_lr) spec=experiments/tables/study_base_lr.toml args=(--sweep base_tiny_lr,base_tiny_lr_high) ;;
-  esac
+  spec=experiments/tables/$name.toml
   [ -f "$spec" ] || { echo "study_tables: $table has no table spec ($spec)" >&2; exit 1; }
   store=$(grep -o -- '--store [A-Za-z0-9_]*\.db' "$spec" | head -1 | cut -d' ' -f2 || true)
   out=$table
   $check && out=$scratch/$name.md
-  if ! "$B" table "$spec" "${args[@]}" --store "$scratch/${store:-micro.db}" --out "$out" > /dev/null 2> "$scratch/err"; then
+  if ! "$B" table "$spec" --store "$scratch/${store:-micro.db}" --out "$out" > /dev/null 2> "$scratch/err"; then
     echo "study_tables: $table: $(tail -1 "$scratch/err")" >&2
     exit 1
   fi
