@@ -21,7 +21,8 @@ sweeps="M=micro_methods P=micro_prune T=micro_tomoe X=micro_mohd_x2 C=micro_cont
         TB=micro_tomoe_widths_baselines D5=micro_base_more_seeds W5=micro_tomoe_widths_more_seeds
         H5=micro_moh_more_seeds BS=base_tiny S5=stories_tomoe_more_seeds MS=micro_mohd_more_seeds
         TM=micro_tomoe_levels_more_seeds ML=micro_mohd_lr ML2=micro_mohd_lr_low R=micro_methods_retrained
-        MA=micro_mohd_ablations_more_seeds DL=micro_dense_lr"
+        MA=micro_mohd_ablations_more_seeds DL=micro_dense_lr H6=micro_moh_continue_more_seeds
+        B5=micro_tomoe_widths_baselines_more_seeds"
 if [ "${1:-}" = --sweeps ]; then for s in $sweeps; do echo "${s#*=}"; done; exit 0; fi
 store=${1:?usage: scripts/study_micro_queue.sh STORE | --sweeps}
 id_of() { sqlite3 -readonly -cmd ".timeout 60000" "$store" "select id from sweeps where name = '$1'"; }
@@ -150,6 +151,18 @@ members() {
   # dense micro's learning-rate grid on the study's build (its first store was lost; ~1 h a point): the
   # neighbours of 6e-3 first, which make it interior
   for i in 0 1 2; do echo "$DL:$i"; done
+  # MoH continue-tuning and ToMoE 50%'s static baselines at seeds 4 and 5, from dense seeds 4, 5 (their
+  # checkpoints regenerated first): four small or unsettled scorecard rows from n = 3 to 5, ~3 lane-hours.
+  # Member j of seed k is index (k-1)*2 + j (MoH 75%, dense continued) and (k-1)*7 + j (dense, magnitude,
+  # Wanda, Taylor, ShortGPT, 2:4, then Taylor + distillation from the Taylor-pruned model)
+  for k in 1 2; do
+    dense="ck:$D5:$(( k - 1 ))"
+    echo "$dense $D5:$(( k - 1 ))"
+    for j in 0 1; do echo "$H6:$(( (k - 1) * 2 + j )) $dense"; done
+    for j in 0 1 2 3 4 5; do echo "$B5:$(( (k - 1) * 7 + j )) $dense"; done
+    echo "ck:$B5:$(( (k - 1) * 7 + 3 )) $B5:$(( (k - 1) * 7 + 3 ))"
+    echo "$B5:$(( (k - 1) * 7 + 6 )) $dense ck:$B5:$(( (k - 1) * 7 + 3 ))"
+  done
   # MoHD 50%'s Table 4 ablations at seeds 4 and 5, paired with micro_mohd_more_seeds' MoHD 50% (~1.3 h a
   # member): the paper's effects are small against the n = 3 intervals; a row's seeds before the next
   # row's (member j of seed k is index (k-1)*3 + j: no balance loss, no fusion, no scaling)
